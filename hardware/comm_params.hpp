@@ -1,0 +1,27 @@
+// Parameters of the collective-communication model that belong to a machine: how much of each
+// link's bandwidth a protocol achieves and what each algorithm step costs in latency. They are
+// hardware data (YAML, calibratable from nccl-tests logs), never constants buried in sim/comm.
+#pragma once
+
+#include <cstdint>
+
+namespace stepsim::hw {
+
+struct CommParams {
+  // Fraction of a link's per-direction bandwidth that NCCL's Simple protocol moves as payload.
+  double nvlink_efficiency = 0.8;
+  double pcie_efficiency = 0.8;
+  double network_efficiency = 0.9;
+  // Per-step latency of one algorithm step (one ring hop, one tree level), picoseconds.
+  std::int64_t ring_step_latency_ps = 5'000'000;
+  std::int64_t tree_step_latency_ps = 5'000'000;
+  std::int64_t network_step_latency_ps = 10'000'000;  ///< added per inter-server step
+  // NVLS (in-switch reduction on NVSwitch, H100 and later).
+  bool nvls = false;
+  double nvls_efficiency = 0.8;
+  std::int64_t nvls_latency_ps = 10'000'000;
+  // Fixed cost of launching one collective (kernel launch + setup).
+  std::int64_t launch_latency_ps = 5'000'000;
+};
+
+}  // namespace stepsim::hw

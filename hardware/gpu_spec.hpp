@@ -1,0 +1,37 @@
+// What one GPU kind can do: peak rates, memory, and the few parameters of its achievable-efficiency
+// model. One set per GPU kind (never per model or per run); presets live in hardware/gpus.yaml
+// with each figure cited. `models/` reads this struct to time an op; it never sees the graph.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace stepsim::hw {
+
+enum class Dtype { bf16, fp16, tf32, fp32, fp8 };
+
+/// Peak dense tensor-core FLOP/s per dtype; 0 where the GPU has none (V100 bf16, A100 fp8).
+struct PeakFlops {
+  double bf16 = 0, fp16 = 0, tf32 = 0, fp32 = 0, fp8 = 0;
+  double of(Dtype d) const;
+};
+
+struct GpuSpec {
+  std::string name;                      ///< "A100-SXM4-80GB"
+  PeakFlops peak;                        ///< FLOP/s
+  std::int64_t memory_bytes = 0;         ///< HBM/GDDR capacity
+  double memory_bytes_per_s = 0;         ///< peak memory bandwidth
+  int sm_count = 0;                      ///< streaming multiprocessors, for wave quantization
+  // Achievable-efficiency model (models/compute_time.* says how each is used):
+  double matmul_efficiency = 0.8;        ///< best large-GEMM fraction of peak (MAMF / peak)
+  int matmul_tile_m = 128;               ///< output tile rows of the typical GEMM kernel
+  int matmul_tile_n = 256;               ///< output tile columns
+  double matmul_k_half = 256;            ///< inner dimension at which a GEMM reaches half its k-efficiency
+  double attention_efficiency = 0.6;     ///< flash-attention fraction of matmul peak
+  double memory_efficiency = 0.8;        ///< achievable fraction of memory bandwidth
+  std::int64_t launch_overhead_ps = 0;   ///< per kernel, added to each op's time
+  double comm_slowdown = 0.0;            ///< compute runs (1 + x) slower while communication runs
+  double price_per_hour = 0.0;           ///< USD per GPU-hour; 0 = unknown
+};
+
+}  // namespace stepsim::hw

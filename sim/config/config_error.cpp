@@ -1,0 +1,69 @@
+#include "sim/config/config_error.hpp"
+
+#include <algorithm>
+
+namespace stepsim::config {
+
+std::string to_string(const SourcePos& pos) {
+  std::string out = pos.file;
+  if (pos.line > 0) {
+    out += ":" + std::to_string(pos.line);
+    if (pos.column > 0) out += ":" + std::to_string(pos.column);
+  }
+  return out;
+}
+
+static std::string format_error(const SourcePos& pos, const std::string& key_path,
+                                 const std::string& message) {
+  std::string out = to_string(pos);
+  if (!out.empty()) out += ": ";
+  if (!key_path.empty()) out += key_path + ": ";
+  return out + message;
+}
+
+ConfigError::ConfigError(SourcePos pos, std::string key_path, std::string message)
+    : std::runtime_error(format_error(pos, key_path, message)),
+      pos_(std::move(pos)),
+      key_path_(std::move(key_path)),
+      message_(std::move(message)) {}
+
+namespace {
+// Levenshtein distance, case-insensitive: typos in keys are mostly one or two letters.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  // Allow about one edit per three letters, at least one, at most three.
+  const std::size_t limit = std::clamp<std::size_t>(word.size() / 3, 1, 3);
+  std::string best;
+  std::size_t best_distance = limit + 1;
+  for (const auto& candidate : candidates) {
+    const std::size_t d = edit_distance(word, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::string closest_match(const std::string& word, const std::initializer_list<std::string>& candidates) {
+  return closest_match(word, std::vector<std::string>(candidates));
+}
+
+}  // namespace stepsim::config

@@ -1,0 +1,47 @@
+# Helpers for end-to-end CLI tests. Each test_*.sh sources this, calls the checks, and ends with
+# `finish`. Environment from CTest: STEPSIM (the binary), SOURCE_DIR, WORK_DIR (scratch).
+set -u
+failures=0
+checks=0
+mkdir -p "$WORK_DIR"
+cd "$WORK_DIR" || exit 1
+
+# run_stepsim ARGS...: runs the binary, leaving $status, $out (stdout) and $err (stderr).
+run_stepsim() {
+  out=$("$STEPSIM" "$@" 2>"$WORK_DIR/stderr") && status=0 || status=$?
+  err=$(cat "$WORK_DIR/stderr")
+}
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_status N DESCRIPTION
+expect_status() {
+  checks=$((checks + 1))
+  [ "$status" -eq "$1" ] || fail "$2: exit status $status, expected $1 (stderr: $err)"
+}
+# expect_stderr TEXT DESCRIPTION: the whole stderr equals TEXT
+expect_stderr() {
+  checks=$((checks + 1))
+  [ "$err" = "$1" ] || fail "$2: stderr was
+$err
+expected
+$1"
+}
+# expect_stdout_contains TEXT DESCRIPTION
+expect_stdout_contains() {
+  checks=$((checks + 1))
+  case "$out" in *"$1"*) ;; *) fail "$2: stdout lacks '$1'; it was:
+$out" ;; esac
+}
+# expect_stdout_golden FILE DESCRIPTION: stdout equals the golden file
+expect_stdout_golden() {
+  checks=$((checks + 1))
+  if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then printf '%s\n' "$out" >"$1"; return; fi
+  diff -u "$1" <(printf '%s\n' "$out") >"$WORK_DIR/golden.diff" || fail "$2: differs from $1:
+$(cat "$WORK_DIR/golden.diff")"
+}
+
+finish() {
+  echo "$((checks - failures)) passed, $failures failed"
+  [ "$failures" -eq 0 ]
+}

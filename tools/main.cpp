@@ -1,0 +1,83 @@
+// stepsim: dispatches to one command and turns errors into exit codes. It does nothing else.
+// Exit codes: 0 success, 2 bad input (file, option or value), 1 internal error.
+#include <spdlog/sinks/ansicolor_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "sim/config/config_error.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+
+namespace {
+
+using stepsim::cli::all_commands;
+
+void print_help() {
+  std::cout << "stepsim " << STEPSIM_VERSION
+            << " — a discrete-event simulator of one LLM training step on a GPU cluster\n\n"
+               "usage: stepsim [-v|-q] <command> [options]\n\ncommands:\n";
+  for (const auto& c : all_commands()) std::printf("  %-12s %s\n", c.name, c.summary);
+  std::cout << "\nglobal options:\n"
+               "  -h, --help     this help; `stepsim <command> --help` for a command's options\n"
+               "  --version      print the version\n"
+               "  -v, --verbose  log more (to stderr)\n"
+               "  -q, --quiet    log only errors (to stderr)\n";
+}
+
+// Logs go to stderr so that stdout carries only results.
+void set_up_logging(spdlog::level::level_enum level) {
+  auto logger = std::make_shared<spdlog::logger>("stepsim", std::make_shared<spdlog::sinks::ansicolor_stderr_sink_mt>());
+  logger->set_pattern("stepsim: %l: %v");
+  logger->set_level(level);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::level::level_enum level = spdlog::level::info;
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-v" || a == "--verbose") level = spdlog::level::debug;
+    else if (a == "-q" || a == "--quiet") level = spdlog::level::err;
+    else args.push_back(a);
+  }
+  set_up_logging(level);
+
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_help();
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "stepsim " << STEPSIM_VERSION << "\n";
+    return 0;
+  }
+  const auto& commands = all_commands();
+  const auto it = std::find_if(commands.begin(), commands.end(),
+                               [&](const auto& c) { return args[0] == c.name; });
+  if (it == commands.end()) {
+    std::vector<std::string> names;
+    for (const auto& c : commands) names.push_back(c.name);
+    std::string message = "stepsim: unknown command '" + args[0] + "'";
+    const std::string suggestion = stepsim::config::closest_match(args[0], names);
+    if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
+    std::cerr << message << " (see stepsim --help)\n";
+    return 2;
+  }
+  try {
+    return it->run(std::vector<std::string>(args.begin() + 1, args.end()));
+  } catch (const stepsim::config::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const stepsim::cli::UsageError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "stepsim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
