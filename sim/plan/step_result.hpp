@@ -1,0 +1,100 @@
+// What simulating one strategy produces: the headline metrics of one training step, and (when
+// asked for) the per-task timeline and per-rank memory timeline that reports draw from.
+// Plain data, filled by sim/plan, read by sim/report and tools. Times in seconds at this
+// boundary (doubles) except the timeline, which keeps the engine's integer picoseconds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stepsim::plan {
+
+/// What a task was, for reports: "where did the time go" sums by this.
+enum class TaskCategory {
+  forward,          ///< a layer's forward compute
+  backward_input,   ///< input-gradient compute (B in Zero-Bubble terms; all of backward if not split)
+  backward_weight,  ///< weight-gradient compute (W), when the schedule splits it
+  recompute,        ///< forward recomputation before backward
+  optimizer,        ///< optimizer step (memory-bound)
+  tp_comm,          ///< tensor-parallel all-reduce / all-gather / reduce-scatter
+  pp_comm,          ///< pipeline send/recv
+  dp_comm,          ///< data-parallel gradient reduction (and ZeRO-1/2 parameter all-gather)
+  zero_comm,        ///< ZeRO-3 parameter all-gather and gradient reduce-scatter
+  other,            ///< markers, delays
+};
+const char* to_string(TaskCategory c);
+bool is_communication(TaskCategory c);
+
+struct TaskRecord {
+  int rank = 0;
+  int stream = 0;             ///< index into RankInfo::streams of its rank
+  TaskCategory category = TaskCategory::other;
+  std::string op;             ///< "qkv", "attention", "mlp_up", "all_reduce", "send", …
+  int layer = -1;             ///< global layer index, -1 if none
+  int microbatch = -1;        ///< -1 if none
+  int chunk = 0;              ///< virtual pipeline chunk (interleaved schedules)
+  std::int64_t start_ps = 0, end_ps = 0;
+  std::int64_t sync_wait_ps = 0;   ///< for collective members: time waiting for peers
+  double bytes = 0;           ///< communication payload or memory traffic
+  double flops = 0;
+  std::vector<std::uint32_t> deps;  ///< indices of tasks in StepResult::tasks it waited on
+  int peer_rank = -1;         ///< for sends/recvs: the other end
+};
+
+struct MemorySample {
+  std::int64_t t_ps = 0;
+  std::int64_t bytes = 0;     ///< in use after this instant
+};
+
+/// Resident bytes by kind at the rank's peak.
+struct MemoryBreakdown {
+  std::int64_t parameters = 0, gradients = 0, optimizer_states = 0;
+  std::int64_t activations = 0, gathered_parameters = 0, buffers = 0, reserve = 0;
+  std::int64_t total() const {
+    return parameters + gradients + optimizer_states + activations + gathered_parameters + buffers;
+  }
+};
+
+struct RankInfo {
+  int rank = 0, gpu = 0, server = 0;
+  int tp = 0, pp = 0, dp = 0;           ///< coordinates in the parallel grid
+  std::vector<std::string> streams;     ///< stream names: "compute", "tp", "dp", "pp"
+  std::vector<MemorySample> memory;     ///< memory timeline (empty unless detail was asked for)
+  std::int64_t peak_memory_bytes = 0;
+  MemoryBreakdown at_peak;
+  int layers = 0;                        ///< transformer layers held by this rank's stage
+  double busy_s = 0;                     ///< compute-stream busy time
+};
+
+struct ExposedComm {
+  double tp = 0, pp = 0, dp = 0, zero = 0;  ///< seconds, see sim/plan for the definition
+};
+
+struct StepResult {
+  std::string name;                  ///< strategy name
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double tflops_per_gpu = 0;         ///< model FLOPs (MFU basis) per GPU per second / 1e12
+  double mfu = 0;                    ///< model FLOPs / (time · GPUs · peak)
+  double hfu = 0;                    ///< executed FLOPs incl. recompute / (time · GPUs · peak)
+  double bubble_fraction = 0;        ///< pipeline idle share of the step
+  ExposedComm exposed_comm_s;
+  double sync_stall_s = 0;           ///< time ranks waited in collectives for slower peers
+  std::int64_t peak_memory_bytes = 0;
+  std::int64_t memory_capacity_bytes = 0;
+  bool fits = true;
+  std::string memory_note;           ///< when it does not fit: by how much and what dominates
+  MemoryBreakdown memory_at_peak;
+  // Context for reports:
+  int gpus = 0, tp = 1, pp = 1, dp = 1, zero_stage = 0, micro_batch = 1, microbatches = 1, v = 1;
+  std::string schedule, recompute;
+  bool sequence_parallel = false;
+  std::uint64_t events = 0;          ///< engine events processed
+  bool symmetric = false;            ///< simulated representatives only
+  // Detail (filled when requested):
+  std::vector<TaskRecord> tasks;
+  std::vector<RankInfo> ranks;
+};
+
+}  // namespace stepsim::plan
