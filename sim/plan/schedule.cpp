@@ -1,0 +1,144 @@
+#include "sim/plan/schedule.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace stepsim::plan {
+namespace {
+
+std::vector<Pass> gpipe_order(int m) {
+  std::vector<Pass> out;
+  for (int j = 0; j < m; ++j) out.push_back({PassKind::forward, j, 0});
+  for (int j = 0; j < m; ++j) out.push_back({PassKind::backward, j, 0});
+  return out;
+}
+
+std::vector<Pass> one_f_one_b_order(int p, int m, int s) {
+  const int warmup = std::min(p - s - 1, m);
+  std::vector<Pass> out;
+  for (int j = 0; j < warmup; ++j) out.push_back({PassKind::forward, j, 0});
+  for (int i = 0; i < m - warmup; ++i) {
+    out.push_back({PassKind::forward, warmup + i, 0});
+    out.push_back({PassKind::backward, i, 0});
+  }
+  for (int j = m - warmup; j < m; ++j) out.push_back({PassKind::backward, j, 0});
+  return out;
+}
+
+std::vector<Pass> interleaved_order(int p, int m, int v, int s) {
+  const int total = m * v;
+  const int warmup = (m == p) ? total : std::min((p - s - 1) * 2 + (v - 1) * p, total);
+  auto microbatch_of = [&](int k) { return (k / (p * v)) * p + k % p; };
+  auto forward = [&](int k) { return Pass{PassKind::forward, microbatch_of(k), (k / p) % v}; };
+  auto backward = [&](int k) { return Pass{PassKind::backward, microbatch_of(k), v - 1 - (k / p) % v}; };
+  std::vector<Pass> out;
+  for (int k = 0; k < warmup; ++k) out.push_back(forward(k));
+  for (int i = 0; i < total - warmup; ++i) {
+    out.push_back(forward(warmup + i));
+    out.push_back(backward(i));
+  }
+  for (int k = total - warmup; k < total; ++k) out.push_back(backward(k));
+  return out;
+}
+
+// ZB-H1: the 1F1B order with W(j) placed after the B that comes s backwards later. With s = 0 on
+// the first stage nothing is deferred; the last stage keeps p−1 W passes for the cooldown, which
+// fills the gaps 1F1B leaves while backward gradients travel back (derivation: schedule_test.cpp).
+std::vector<Pass> zb_h1_order(int p, int m, int s) {
+  std::vector<Pass> out;
+  int backwards = 0, weights = 0;
+  for (const Pass& pass : one_f_one_b_order(p, m, s)) {
+    out.push_back(pass);
+    if (pass.kind != PassKind::backward) continue;
+    if (++backwards > s) out.push_back({PassKind::weight, weights++, 0});
+  }
+  while (weights < m) out.push_back({PassKind::weight, weights++, 0});
+  return out;
+}
+
+}  // namespace
+
+PipelineSchedule make_schedule(ScheduleKind kind, int stages, int microbatches, int chunks) {
+  if (stages < 1 || microbatches < 1 || chunks < 1) throw std::invalid_argument("make_schedule: p, m, v must be >= 1");
+  if (kind == ScheduleKind::interleaved && microbatches % stages != 0)
+    throw std::invalid_argument("make_schedule: interleaved needs microbatches divisible by stages");
+  PipelineSchedule out;
+  out.kind = kind;
+  out.stages = stages;
+  out.microbatches = microbatches;
+  out.chunks = kind == ScheduleKind::interleaved ? chunks : 1;
+  out.splits_weight_gradient = kind == ScheduleKind::zb_h1;
+  for (int s = 0; s < stages; ++s) {
+    switch (kind) {
+      case ScheduleKind::gpipe: out.passes.push_back(gpipe_order(microbatches)); break;
+      case ScheduleKind::one_f_one_b: out.passes.push_back(one_f_one_b_order(stages, microbatches, s)); break;
+      case ScheduleKind::interleaved:
+        out.passes.push_back(interleaved_order(stages, microbatches, out.chunks, s));
+        break;
+      case ScheduleKind::zb_h1: out.passes.push_back(zb_h1_order(stages, microbatches, s)); break;
+    }
+  }
+  return out;
+}
+
+// List scheduling of the pass orders with the pipeline's data dependencies: F of virtual stage u
+// needs F of u−1; B of u needs F of u and B of u+1; W needs B of the same stage.
+std::int64_t ideal_makespan(const PipelineSchedule& sch, std::int64_t t_f, std::int64_t t_b, std::int64_t t_w) {
+  const int p = sch.stages, last = p * sch.chunks - 1;
+  std::map<std::tuple<int, int, int>, std::int64_t> finish;  // (kind, microbatch, virtual stage)
+  std::vector<std::size_t> next(p, 0);
+  std::vector<std::int64_t> free_at(p, 0);
+  auto done = [&](PassKind k, int j, int u) -> const std::int64_t* {
+    auto it = finish.find({static_cast<int>(k), j, u});
+    return it == finish.end() ? nullptr : &it->second;
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int s = 0; s < p; ++s) {
+      while (next[s] < sch.passes[s].size()) {
+        const Pass& pass = sch.passes[s][next[s]];
+        const int u = pass.chunk * p + s;
+        std::vector<const std::int64_t*> deps;
+        if (pass.kind == PassKind::forward && u > 0) deps.push_back(done(PassKind::forward, pass.microbatch, u - 1));
+        if (pass.kind == PassKind::backward) {
+          deps.push_back(done(PassKind::forward, pass.microbatch, u));
+          if (u < last) deps.push_back(done(PassKind::backward, pass.microbatch, u + 1));
+        }
+        if (pass.kind == PassKind::weight) deps.push_back(done(PassKind::backward, pass.microbatch, u));
+        if (std::find(deps.begin(), deps.end(), nullptr) != deps.end()) break;
+        std::int64_t start = free_at[s];
+        for (const auto* d : deps) start = std::max(start, *d);
+        const std::int64_t len = pass.kind == PassKind::forward ? t_f : pass.kind == PassKind::backward ? t_b : t_w;
+        free_at[s] = start + len;
+        finish[{static_cast<int>(pass.kind), pass.microbatch, u}] = free_at[s];
+        ++next[s];
+        progress = true;
+      }
+    }
+  }
+  for (int s = 0; s < p; ++s)
+    if (next[s] != sch.passes[s].size()) throw std::logic_error("ideal_makespan: schedule deadlocks");
+  return *std::max_element(free_at.begin(), free_at.end());
+}
+
+const char* to_string(ScheduleKind s) {
+  switch (s) {
+    case ScheduleKind::gpipe: return "gpipe";
+    case ScheduleKind::one_f_one_b: return "1f1b";
+    case ScheduleKind::interleaved: return "interleaved";
+    case ScheduleKind::zb_h1: return "zb-h1";
+  }
+  return "?";
+}
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+}  // namespace stepsim::plan

@@ -1,0 +1,51 @@
+// Pipeline schedules as pure data: for each stage, the ordered list of passes it runs in one
+// step. A pass is F (forward), B (backward: input and weight gradient together, or input gradient
+// only when the schedule splits it) or W (weight gradient) of one microbatch on one model chunk.
+// The task builder turns each pass into tasks in this order on the stage's compute stream; the
+// order is the only thing a schedule decides, the simulation finds the timing.
+//
+// Sources (each order checked in schedule_test.cpp against its textbook bubble):
+// - gpipe: all forwards, then all backwards in the same microbatch order (Huang et al. 2019;
+//   Megatron-LM forward_backward_no_pipelining order generalised to p stages).
+// - 1f1b: PipeDream-Flush as Megatron-LM forward_backward_pipelining_without_interleaving:
+//   warmup min(p−s−1, m) forwards, then F/B pairs, then the remaining backwards.
+// - interleaved: Megatron-LM forward_backward_pipelining_with_interleaving (Narayanan et al. 2021):
+//   virtual microbatch k runs chunk (k/p) mod v forwards, v−1−(k/p) mod v backwards, microbatch
+//   (k/(p·v))·p + k mod p; warmup (p−s−1)·2 + (v−1)·p (all passes when m = p). Requires m mod p = 0.
+// - zb-h1: Qi et al. 2024 (Zero Bubble, handcrafted ZB-H1): 1F1B order with B split into B and W;
+//   stage s defers its first s weight-gradient passes (W of microbatch j follows the B of j + s),
+//   and the deferred ones end the step. Same activation memory as 1F1B; bubble (p−1)(T_F+T_B−T_W).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/plan/strategy.hpp"
+
+namespace stepsim::plan {
+
+enum class PassKind : std::uint8_t { forward, backward, weight };
+
+struct Pass {
+  PassKind kind = PassKind::forward;
+  int microbatch = 0;
+  int chunk = 0;  ///< model chunk on this stage; virtual stage = chunk·p + stage
+  auto operator<=>(const Pass&) const = default;
+};
+
+struct PipelineSchedule {
+  ScheduleKind kind = ScheduleKind::one_f_one_b;
+  int stages = 1, microbatches = 1, chunks = 1;
+  bool splits_weight_gradient = false;    ///< B is input-gradient only and W passes exist
+  std::vector<std::vector<Pass>> passes;  ///< [stage] -> passes in issue order
+};
+
+/// Requires: p >= 1, m >= 1, v >= 1; interleaved: m % p == 0 (check_strategy reports it).
+PipelineSchedule make_schedule(ScheduleKind kind, int stages, int microbatches, int chunks);
+
+/// Makespan of a schedule when every F takes t_f, B t_b, W t_w and communication is free: the
+/// analytic reference the tests compare the simulated step with.
+std::int64_t ideal_makespan(const PipelineSchedule& schedule, std::int64_t t_f, std::int64_t t_b,
+                            std::int64_t t_w);
+
+}  // namespace stepsim::plan

@@ -1,0 +1,51 @@
+// A parallel strategy: how one training step of a model is split over the GPUs of a cluster.
+// Plain data read from a scenario's `strategies:` list (scenario_yaml.cpp) and checked against the
+// model and machine by check_strategy (strategy_check.cpp). Field meanings follow Megatron-LM and
+// DeepSpeed; defaults are theirs where they have one (cited at the field).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/config/config_error.hpp"
+
+namespace stepsim::plan {
+
+enum class ScheduleKind { gpipe, one_f_one_b, interleaved, zb_h1 };
+enum class Recompute { none, selective, full };
+
+const char* to_string(ScheduleKind s);  ///< "gpipe", "1f1b", "interleaved", "zb-h1"
+const char* to_string(Recompute r);     ///< "none", "selective", "full"
+
+/// Where each field came from in the file, so check_strategy can point at the offending value.
+struct StrategyPositions {
+  config::SourcePos self, tp, pp, dp, zero_stage, micro_batch, schedule, v, rank_order, global_batch;
+  std::string path;  ///< "strategies[1]"
+};
+
+struct Strategy {
+  std::string name;
+  int tp = 1;                         ///< tensor-parallel degree (Megatron column/row split)
+  int pp = 1;                         ///< pipeline stages
+  int dp = 0;                         ///< data-parallel degree; 0 = GPUs / (tp·pp)
+  int zero_stage = 0;                 ///< 0–3 (DeepSpeed ZeRO; 1 = optimizer, 2 = +grads, 3 = +params)
+  int micro_batch = 1;                ///< sequences per microbatch
+  ScheduleKind schedule = ScheduleKind::one_f_one_b;
+  int v = 1;                          ///< model chunks per stage (interleaved only)
+  bool sequence_parallel = false;     ///< Korthikanti et al.: TP all-reduce -> all-gather + reduce-scatter
+  Recompute recompute = Recompute::none;
+  /// PyTorch DDP default bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel docs).
+  std::int64_t dp_bucket_bytes = 25'000'000;
+  bool dp_overlap = true;             ///< reduce buckets during backward (DDP) vs after it
+  int zero_prefetch = 1;              ///< ZeRO-3: layers whose parameters are gathered ahead
+  /// Innermost first: "tp-dp-pp" = Megatron's default (TP within a server, PP outermost).
+  std::string rank_order = "tp-dp-pp";
+  bool distributed_optimizer = false; ///< Megatron's ZeRO-1 equivalent (shards optimizer states)
+  bool allow_tp_across_servers = false;
+  StrategyPositions where;            ///< positions for errors; empty for strategies built in code
+
+  /// ZeRO stage in effect: Megatron's distributed optimizer counts as stage 1.
+  int effective_zero_stage() const { return (distributed_optimizer && zero_stage == 0) ? 1 : zero_stage; }
+};
+
+}  // namespace stepsim::plan
