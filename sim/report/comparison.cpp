@@ -1,0 +1,110 @@
+#include "sim/report/comparison.hpp"
+
+#include <algorithm>
+
+#include "sim/report/format.hpp"
+#include "sim/report/text_table.hpp"
+
+namespace stepsim::report {
+
+std::optional<std::size_t> best_index(const std::vector<plan::StepResult>& results) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].fits) continue;
+    if (!best || results[i].tokens_per_s > results[*best].tokens_per_s) best = i;
+  }
+  return best;
+}
+
+namespace {
+
+double share(double seconds, const plan::StepResult& r) { return r.step_time_s > 0 ? seconds / r.step_time_s : 0; }
+
+// "31.2 ms (7.6 %)": a time and its share of the step.
+std::string time_and_share(double seconds, const plan::StepResult& r) {
+  return milliseconds(seconds) + " (" + percent(share(seconds, r)) + ")";
+}
+
+std::string layout(const plan::StepResult& r) {
+  return "tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp) + " dp" + std::to_string(r.dp) + " z" +
+         std::to_string(r.zero_stage);
+}
+
+std::string schedule_text(const plan::StepResult& r) {
+  std::string s = r.schedule.empty() ? "-" : r.schedule;
+  if (r.v > 1) s += " v" + std::to_string(r.v);
+  return s + ", m=" + std::to_string(r.microbatches);
+}
+
+std::string fits_text(const plan::StepResult& r) {
+  if (r.fits) return "yes";
+  return "NO, +" + gibibytes(static_cast<double>(r.peak_memory_bytes - r.memory_capacity_bytes));
+}
+
+using Cell = std::string (*)(const plan::StepResult&);
+struct MetricRow {
+  const char* label;
+  Cell cell;
+};
+
+const std::vector<MetricRow>& metric_rows() {
+  static const std::vector<MetricRow> kRows{
+      {"parallelism", [](const plan::StepResult& r) { return layout(r); }},
+      {"schedule", [](const plan::StepResult& r) { return schedule_text(r); }},
+      {"GPUs", [](const plan::StepResult& r) { return std::to_string(r.gpus); }},
+      {"step time", [](const plan::StepResult& r) { return milliseconds(r.step_time_s); }},
+      {"throughput", [](const plan::StepResult& r) { return with_thousands(r.tokens_per_s) + " tokens/s"; }},
+      {"model FLOP/s per GPU", [](const plan::StepResult& r) { return fixed(r.tflops_per_gpu, 1) + " TFLOP/s"; }},
+      {"MFU", [](const plan::StepResult& r) { return percent(r.mfu); }},
+      {"HFU", [](const plan::StepResult& r) { return percent(r.hfu); }},
+      {"pipeline bubble", [](const plan::StepResult& r) { return percent(r.bubble_fraction); }},
+      {"exposed TP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.tp, r); }},
+      {"exposed PP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.pp, r); }},
+      {"exposed DP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.dp, r); }},
+      {"exposed ZeRO comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.zero, r); }},
+      {"sync stalls", [](const plan::StepResult& r) { return time_and_share(r.sync_stall_s, r); }},
+      {"peak memory / capacity", [](const plan::StepResult& r) {
+         return fixed(static_cast<double>(r.peak_memory_bytes) / (1 << 30), 1) + " / " +
+                gibibytes(static_cast<double>(r.memory_capacity_bytes));
+       }},
+      {"fits", [](const plan::StepResult& r) { return fits_text(r); }},
+  };
+  return kRows;
+}
+
+}  // namespace
+
+std::string format_comparison(const std::vector<plan::StepResult>& results, const ComparisonOptions& options) {
+  const auto best = options.mark_best ? best_index(results) : std::nullopt;
+  std::vector<std::string> header{"strategy"};
+  std::vector<Align> align{Align::left};
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    header.push_back((best == i ? "*" : "") + results[i].name);
+    align.push_back(Align::right);
+  }
+  TextTable table(header, align);
+  for (const auto& row : metric_rows()) {
+    std::vector<std::string> cells{row.label};
+    for (const auto& r : results) cells.push_back(row.cell(r));
+    table.add_row(std::move(cells));
+  }
+  std::string out = table.render();
+  if (best) out += "* best: highest tokens/s among the plans that fit in memory\n";
+  else if (options.mark_best && !results.empty()) out += "no plan fits in memory\n";
+  return out;
+}
+
+std::vector<Loss> losses_of(const plan::StepResult& r) {
+  std::vector<Loss> losses{
+      {"pipeline bubbles", r.bubble_fraction},
+      {"exposed TP communication", share(r.exposed_comm_s.tp, r)},
+      {"exposed pipeline send/recv", share(r.exposed_comm_s.pp, r)},
+      {"exposed DP gradient reduction", share(r.exposed_comm_s.dp, r)},
+      {"exposed ZeRO gathers and scatters", share(r.exposed_comm_s.zero, r)},
+      {"sync stalls waiting for slower peers", share(r.sync_stall_s, r)},
+  };
+  std::stable_sort(losses.begin(), losses.end(), [](const Loss& a, const Loss& b) { return a.fraction > b.fraction; });
+  return losses;
+}
+
+}  // namespace stepsim::report
