@@ -1,0 +1,115 @@
+#include "sim/report/critical_path.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "sim/report/format.hpp"
+#include "sim/report/text_table.hpp"
+
+namespace stepsim::report {
+
+std::string critical_path_label(const plan::TaskRecord& t) {
+  using C = plan::TaskCategory;
+  switch (t.category) {
+    case C::forward: return "forward " + t.op;
+    case C::backward_input: return "backward " + t.op;
+    case C::backward_weight: return "weight-gradient " + t.op;
+    case C::recompute: return "recompute " + t.op;
+    case C::optimizer: return "optimizer step";
+    case C::tp_comm: return "TP communication";
+    case C::pp_comm: return "PP send/recv";
+    case C::dp_comm: return "DP communication";
+    case C::zero_comm: return "ZeRO communication";
+    case C::other: return "other";
+  }
+  return "other";
+}
+
+namespace {
+
+constexpr const char* kWaiting = "waiting";
+constexpr const char* kSyncStall = "sync stall";
+
+// For each task, the task before it on its own (rank, stream), if any.
+std::vector<std::int64_t> stream_predecessors(const std::vector<plan::TaskRecord>& tasks) {
+  std::map<std::pair<int, int>, std::vector<std::uint32_t>> by_stream;
+  for (std::uint32_t i = 0; i < tasks.size(); ++i) by_stream[{tasks[i].rank, tasks[i].stream}].push_back(i);
+  std::vector<std::int64_t> pred(tasks.size(), -1);
+  for (auto& [key, ids] : by_stream) {
+    std::stable_sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return std::pair(tasks[a].start_ps, tasks[a].end_ps) < std::pair(tasks[b].start_ps, tasks[b].end_ps);
+    });
+    for (std::size_t k = 1; k < ids.size(); ++k) pred[ids[k]] = ids[k - 1];
+  }
+  return pred;
+}
+
+// The predecessor that finished last; a tie keeps the stream predecessor, then the lower index.
+std::int64_t binding_predecessor(const std::vector<plan::TaskRecord>& tasks, std::uint32_t t, std::int64_t stream_pred) {
+  std::int64_t best = stream_pred;
+  for (const auto d : tasks[t].deps) {
+    if (d >= tasks.size() || d == t) continue;
+    if (best < 0 || tasks[d].end_ps > tasks[static_cast<std::size_t>(best)].end_ps) best = d;
+  }
+  return best;
+}
+
+std::uint32_t last_finishing(const std::vector<plan::TaskRecord>& tasks) {
+  std::uint32_t last = 0;
+  for (std::uint32_t i = 1; i < tasks.size(); ++i)
+    if (tasks[i].end_ps >= tasks[last].end_ps) last = i;
+  return last;
+}
+
+}  // namespace
+
+CriticalPath critical_path(const plan::StepResult& result) {
+  const auto& tasks = result.tasks;
+  CriticalPath path;
+  if (tasks.empty()) return path;
+  const auto stream_pred = stream_predecessors(tasks);
+  std::map<std::string, std::int64_t> sums;
+  std::set<std::uint32_t> visited;
+  std::uint32_t t = last_finishing(tasks);
+  path.total_ps = tasks[t].end_ps;
+  std::int64_t cursor = path.total_ps;  // everything after `cursor` has been attributed
+  for (;;) {
+    visited.insert(t);
+    const auto& task = tasks[t];
+    const std::int64_t begin = std::min(task.start_ps, cursor);
+    const std::int64_t own = cursor - begin;
+    const std::int64_t stall = std::clamp<std::int64_t>(task.sync_wait_ps, 0, own);
+    if (stall > 0) sums[kSyncStall] += stall;
+    if (own - stall > 0) sums[critical_path_label(task)] += own - stall;
+    cursor = begin;
+    const std::int64_t p = binding_predecessor(tasks, t, stream_pred[t]);
+    const bool stop = p < 0 || visited.count(static_cast<std::uint32_t>(p)) > 0;
+    const std::int64_t pred_end = stop ? 0 : std::clamp<std::int64_t>(tasks[static_cast<std::size_t>(p)].end_ps, 0, cursor);
+    path.chain.push_back({t, cursor - pred_end});
+    if (cursor > pred_end) sums[kWaiting] += cursor - pred_end;
+    cursor = pred_end;
+    if (stop) break;
+    if (tasks[static_cast<std::size_t>(p)].rank != task.rank) ++path.rank_changes;
+    t = static_cast<std::uint32_t>(p);
+  }
+  std::reverse(path.chain.begin(), path.chain.end());
+  for (const auto& [label, ps] : sums) path.by_category.push_back({label, ps});
+  std::stable_sort(path.by_category.begin(), path.by_category.end(),
+                   [](const CategoryTime& a, const CategoryTime& b) { return a.ps > b.ps; });
+  return path;
+}
+
+std::string format_critical_path(const CriticalPath& path, const plan::StepResult& result) {
+  std::string out = "Critical path of " + result.name + ": " + std::to_string(path.chain.size()) + " tasks, " +
+                    std::to_string(path.rank_changes) + " hops between ranks, " +
+                    milliseconds(static_cast<double>(path.total_ps) * 1e-12) + "\n";
+  TextTable table({"where the time went", "time", "share"}, {Align::left, Align::right, Align::right});
+  const double total = std::max<double>(static_cast<double>(path.total_ps), 1);
+  for (const auto& c : path.by_category)
+    table.add_row({c.label, milliseconds(static_cast<double>(c.ps) * 1e-12, 2), percent(static_cast<double>(c.ps) / total)});
+  table.add_row({"total", milliseconds(static_cast<double>(path.total_ps) * 1e-12, 2), percent(path.total_ps > 0 ? 1.0 : 0.0)});
+  return out + table.render();
+}
+
+}  // namespace stepsim::report

@@ -1,0 +1,108 @@
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+#include "sim/report/critical_path.hpp"
+#include "synthetic.hpp"
+
+using namespace stepsim;
+using report::testing::kUs;
+
+namespace {
+
+std::int64_t sum_of(const report::CriticalPath& path) {
+  return std::accumulate(path.by_category.begin(), path.by_category.end(), std::int64_t{0},
+                         [](std::int64_t s, const report::CategoryTime& c) { return s + c.ps; });
+}
+
+std::int64_t time_of(const report::CriticalPath& path, const std::string& label) {
+  for (const auto& c : path.by_category)
+    if (c.label == label) return c.ps;
+  return 0;
+}
+
+plan::TaskRecord task(int rank, int stream, plan::TaskCategory c, std::int64_t start_us, std::int64_t end_us,
+                      std::vector<std::uint32_t> deps = {}) {
+  plan::TaskRecord t;
+  t.rank = rank, t.stream = stream, t.category = c, t.op = "mlp";
+  t.start_ps = start_us * kUs, t.end_ps = end_us * kUs, t.deps = std::move(deps);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("the critical path follows the predecessor that finished last and sums to the step") {
+  using C = plan::TaskCategory;
+  plan::StepResult r;
+  r.tasks = {
+      task(0, 0, C::forward, 0, 10),            // 0 A: forward on rank 0
+      task(0, 1, C::pp_comm, 10, 12, {0}),      // 1 S: send A's output to rank 1
+      task(1, 0, C::forward, 12, 22, {1}),      // 2 B: forward on rank 1
+      task(1, 2, C::tp_comm, 25, 30, {2}),      // 3 C: TP all-reduce, starts 3 us after B (a gap)
+      task(1, 0, C::optimizer, 30, 40, {3}),    // 4 D: the last task
+      task(0, 0, C::backward_input, 10, 35),    // 5 E: ends before D, not on the path
+  };
+  r.tasks[3].sync_wait_ps = 2 * kUs;
+  const auto path = report::critical_path(r);
+  // D's candidates: C (dep, ends 30) and B (stream predecessor, ends 22): C. C's only candidate is
+  // B (ends 22 < C's start 25: 3 us waiting). B <- S <- A, and A starts at 0.
+  REQUIRE(path.chain.size() == 5);
+  CHECK(path.chain[0].task == 0);
+  CHECK(path.chain[1].task == 1);
+  CHECK(path.chain[2].task == 2);
+  CHECK(path.chain[3].task == 3);
+  CHECK(path.chain[3].wait_before_ps == 3 * kUs);
+  CHECK(path.chain[4].task == 4);
+  CHECK(path.rank_changes == 1);  // S (rank 0) -> B (rank 1)
+  // forward mlp: A 10 + B 10; optimizer 10; C's 5 us = 2 sync stall + 3 TP; 3 waiting; S 2.
+  CHECK(time_of(path, "forward mlp") == 20 * kUs);
+  CHECK(time_of(path, "optimizer step") == 10 * kUs);
+  CHECK(time_of(path, "TP communication") == 3 * kUs);
+  CHECK(time_of(path, "sync stall") == 2 * kUs);
+  CHECK(time_of(path, "waiting") == 3 * kUs);
+  CHECK(time_of(path, "PP send/recv") == 2 * kUs);
+  CHECK(path.total_ps == 40 * kUs);
+  CHECK(sum_of(path) == path.total_ps);
+  CHECK(path.by_category.front().label == "forward mlp");  // largest first
+}
+
+TEST_CASE("a same-stream predecessor binds when it finished after every dependency") {
+  using C = plan::TaskCategory;
+  plan::StepResult r;
+  r.tasks = {task(0, 0, C::forward, 5, 10), task(0, 1, C::tp_comm, 0, 4), task(0, 0, C::forward, 10, 20, {1})};
+  const auto path = report::critical_path(r);
+  // Task 2 depends on 1 (ends 4) but its stream predecessor 0 ends 10 = its start. Task 0 starts
+  // at 5 with no predecessor: 5 us waiting from the step start.
+  REQUIRE(path.chain.size() == 2);
+  CHECK(path.chain[0].task == 0);
+  CHECK(path.chain[0].wait_before_ps == 5 * kUs);
+  CHECK(time_of(path, "waiting") == 5 * kUs);
+  CHECK(sum_of(path) == 20 * kUs);
+}
+
+TEST_CASE("the critical path of a pipeline adds up to its step time") {
+  for (const int pp : {1, 2, 4}) {
+    report::testing::PipelineShape shape;
+    shape.tp = 2, shape.pp = pp, shape.dp = 2, shape.microbatches = 8;
+    const auto r = report::testing::synthetic_pipeline(shape);
+    const auto path = report::critical_path(r);
+    // The step ends with stage 0's optimizer: E + (p−1)(B+send) + m·B + dp + optimizer, with
+    // E = (p−1)(F+send) + m·F (synthetic.hpp).
+    const std::int64_t fwd_end = (pp - 1) * 110 + 8 * 100;
+    const std::int64_t end_us = fwd_end + (pp - 1) * 210 + 8 * 200 + 50 + 30;
+    CHECK(path.total_ps == end_us * kUs);
+    CHECK(sum_of(path) == path.total_ps);
+    CHECK(static_cast<double>(path.total_ps) * 1e-12 == doctest::Approx(r.step_time_s).epsilon(1e-12));
+    // No gaps in this timeline: every task starts when its binding predecessor ends.
+    CHECK(time_of(path, "waiting") == 0);
+    // The path crosses the pipeline down and back up: 2(p−1) sends.
+    CHECK(time_of(path, "PP send/recv") == 2 * (pp - 1) * 10 * kUs);
+  }
+}
+
+TEST_CASE("an empty timeline has an empty critical path") {
+  const auto path = report::critical_path(plan::StepResult{});
+  CHECK(path.chain.empty());
+  CHECK(path.total_ps == 0);
+  CHECK(report::format_critical_path(path, plan::StepResult{}).find("0.0 ms") != std::string::npos);
+}
