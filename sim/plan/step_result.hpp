@@ -67,6 +67,17 @@ struct RankInfo {
   double busy_s = 0;                     ///< compute-stream busy time
 };
 
+/// Load on one link of the hardware graph over the step, for utilization tracks in traces.
+struct LinkSample {
+  std::int64_t t_ps = 0;
+  double bytes_per_s = 0;            ///< total rate carried from this instant on
+};
+struct LinkLoad {
+  std::string name;                  ///< "gpu0->nvswitch0 (NVLink)"
+  double capacity_bytes_per_s = 0;   ///< per direction
+  std::vector<LinkSample> samples;   ///< in time order (empty unless detail was asked for)
+};
+
 struct ExposedComm {
   double tp = 0, pp = 0, dp = 0, zero = 0;  ///< seconds, see sim/plan for the definition
 };
@@ -95,6 +106,7 @@ struct StepResult {
   // Detail (filled when requested):
   std::vector<TaskRecord> tasks;
   std::vector<RankInfo> ranks;
+  std::vector<LinkLoad> links;       ///< links that carried traffic (Engine::TraceSink on_link_load)
 };
 
 }  // namespace stepsim::plan
