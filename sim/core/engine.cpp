@@ -1,0 +1,229 @@
+// Engine: building the task graph and reading results. The event loop is in simulation.cpp.
+#include "sim/core/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "sim/core/engine_state.hpp"
+#include "sim/core/simulation.hpp"
+
+namespace stepsim::core {
+
+struct Engine::Impl : EngineState {};
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::invalid_argument(what); }
+
+std::string str(std::uint64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+Engine::Engine(EngineLimits limits) : impl_(std::make_unique<Impl>()) { impl_->limits = limits; }
+Engine::~Engine() = default;
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+
+DeviceId Engine::add_device(double comm_slowdown) {
+  if (!(comm_slowdown >= 0.0) || !std::isfinite(comm_slowdown))
+    fail("add_device: comm_slowdown must be a finite number >= 0, got " + std::to_string(comm_slowdown));
+  DeviceRecord device;
+  device.comm_slowdown = comm_slowdown;
+  impl_->devices.push_back(std::move(device));
+  return DeviceId{static_cast<std::uint32_t>(impl_->devices.size() - 1)};
+}
+
+StreamId Engine::add_stream(DeviceId device, StreamKind kind) {
+  if (device.value >= impl_->devices.size())
+    fail("add_stream: unknown device " + str(device.value) + " (there are " + str(impl_->devices.size()) + ")");
+  const auto id = static_cast<std::uint32_t>(impl_->streams.size());
+  StreamRecord stream;
+  stream.device = device.value;
+  stream.kind = kind;
+  impl_->streams.push_back(stream);
+  if (kind == StreamKind::compute) impl_->devices[device.value].compute_streams.push_back(id);
+  return StreamId{id};
+}
+
+LinkId Engine::add_link(double capacity_bytes_per_s) { return impl_->network.add_link(capacity_bytes_per_s); }
+
+void Engine::scale_link(LinkId link, double factor) {
+  if (impl_->ran) throw std::logic_error("scale_link: the engine has already run");
+  impl_->network.scale_link(link, factor);
+}
+
+namespace {
+
+std::uint32_t append_task(EngineState& s, TaskKind kind, std::optional<StreamId> stream, const char* who) {
+  if (stream && stream->value >= s.streams.size())
+    fail(std::string(who) + ": unknown stream " + str(stream->value) + " (there are " + str(s.streams.size()) + ")");
+  if (s.graph.tasks.size() >= kMaxTasks) fail(std::string(who) + ": too many tasks");
+  if (s.ran) throw std::logic_error(std::string(who) + ": the engine has already run");
+  TaskRecord t;
+  t.kind = kind;
+  t.stream = stream ? stream->value : kNone;
+  s.graph.tasks.push_back(t);
+  return static_cast<std::uint32_t>(s.graph.tasks.size() - 1);
+}
+
+void check_duration(Duration d, const char* who) {
+  if (d.ps < 0) fail(std::string(who) + ": duration must be >= 0 ps, got " + std::to_string(d.ps) + " ps");
+}
+
+}  // namespace
+
+TaskId Engine::add_compute(StreamId stream, Duration duration) {
+  check_duration(duration, "add_compute");
+  const std::uint32_t id = append_task(*impl_, TaskKind::compute, stream, "add_compute");
+  impl_->graph.tasks[id].work_ps = duration.ps;
+  return TaskId{id};
+}
+
+TaskId Engine::add_transfer(std::vector<LinkId> route, std::int64_t bytes, Duration latency,
+                            std::optional<StreamId> stream) {
+  if (route.empty()) fail("add_transfer: the route is empty; a transfer needs at least one link");
+  for (const LinkId l : route)
+    if (!impl_->network.has_link(l))
+      fail("add_transfer: unknown link " + str(l.value) + " in the route (there are " +
+           str(impl_->network.link_count()) + ")");
+  if (bytes < 0) fail("add_transfer: bytes must be >= 0, got " + std::to_string(bytes));
+  if (latency.ps < 0) fail("add_transfer: latency must be >= 0 ps, got " + std::to_string(latency.ps));
+  const std::uint32_t id = append_task(*impl_, TaskKind::transfer, stream, "add_transfer");
+  TaskGraph& g = impl_->graph;
+  g.tasks[id].aux = static_cast<std::uint32_t>(g.transfers.size());
+  const auto begin = static_cast<std::uint32_t>(g.routes.size());
+  g.routes.insert(g.routes.end(), route.begin(), route.end());
+  g.transfers.push_back(TransferSpec{begin, static_cast<std::uint32_t>(g.routes.size()), bytes, latency.ps});
+  return TaskId{id};
+}
+
+TaskId Engine::add_delay(Duration duration, std::optional<StreamId> stream) {
+  check_duration(duration, "add_delay");
+  const std::uint32_t id = append_task(*impl_, TaskKind::delay, stream, "add_delay");
+  impl_->graph.tasks[id].work_ps = duration.ps;
+  return TaskId{id};
+}
+
+TaskId Engine::add_marker(std::optional<StreamId> stream) {
+  return TaskId{append_task(*impl_, TaskKind::marker, stream, "add_marker")};
+}
+
+TaskId Engine::add_hold(StreamId stream) { return TaskId{append_task(*impl_, TaskKind::hold, stream, "add_hold")}; }
+
+namespace {
+
+void check_task(const EngineState& s, TaskId t, const char* who) {
+  if (t.value >= s.graph.tasks.size())
+    fail(std::string(who) + ": unknown task " + str(t.value) + " (there are " + str(s.graph.tasks.size()) + ")");
+}
+
+}  // namespace
+
+void Engine::add_dependency(TaskId before, TaskId after) {
+  check_task(*impl_, before, "add_dependency");
+  check_task(*impl_, after, "add_dependency");
+  if (before == after) fail("add_dependency: task " + str(before.value) + " cannot depend on itself");
+  impl_->graph.edges.emplace_back(before.value, after.value);
+  ++impl_->graph.tasks[after.value].pending;
+}
+
+void Engine::hold_until(TaskId hold, TaskId task) {
+  check_task(*impl_, hold, "hold_until");
+  check_task(*impl_, task, "hold_until");
+  if (impl_->graph.tasks[hold.value].kind != TaskKind::hold)
+    fail("hold_until: task " + str(hold.value) + " is not a hold (make it with add_hold)");
+  if (hold == task) fail("hold_until: hold " + str(hold.value) + " cannot wait for itself");
+  impl_->graph.edges.emplace_back(task.value, hold.value | kHoldEdge);
+  ++impl_->graph.tasks[hold.value].aux;
+}
+
+GroupId Engine::add_group(const std::vector<TaskId>& members) {
+  if (members.empty()) fail("add_group: a group needs at least one member");
+  TaskGraph& g = impl_->graph;
+  const auto group = static_cast<std::uint32_t>(g.groups.size());
+  std::vector<TaskId> sorted = members;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    check_task(*impl_, sorted[i], "add_group");
+    if (i > 0 && sorted[i] == sorted[i - 1]) fail("add_group: task " + str(sorted[i].value) + " is listed twice");
+    if (g.tasks[sorted[i].value].in_group)
+      fail("add_group: task " + str(sorted[i].value) + " is already in group " + str(g.group_of.at(sorted[i].value)));
+  }
+  const std::uint32_t marker = append_task(*impl_, TaskKind::marker, std::nullopt, "add_group");
+  g.tasks[marker].pending = 1;  // released when the last member starts
+  GroupRecord record;
+  record.marker = marker;
+  for (const TaskId m : members) {
+    g.tasks[m.value].in_group = true;
+    g.group_of.emplace(m.value, group);
+    record.members.push_back(m.value);
+  }
+  g.groups.push_back(std::move(record));
+  return GroupId{group};
+}
+
+TaskId Engine::arrival_marker(GroupId group) const {
+  if (group.value >= impl_->graph.groups.size()) fail("arrival_marker: unknown group " + str(group.value));
+  return TaskId{impl_->graph.groups[group.value].marker};
+}
+
+void Engine::set_tag(TaskId task, std::uint64_t tag) {
+  check_task(*impl_, task, "set_tag");
+  impl_->graph.tasks[task.value].tag = tag;
+}
+
+std::uint64_t Engine::tag(TaskId task) const {
+  check_task(*impl_, task, "tag");
+  return impl_->graph.tasks[task.value].tag;
+}
+
+std::size_t Engine::task_count() const { return impl_->graph.tasks.size(); }
+std::size_t Engine::link_count() const { return impl_->network.link_count(); }
+
+RunStats Engine::run(TraceSink* sink) {
+  if (impl_->ran) throw std::logic_error("run: the engine has already run");
+  impl_->ran = true;
+  return Simulation(*impl_, sink).run();
+}
+
+namespace {
+
+const TaskRecord& finished_task(const EngineState& s, TaskId t, const char* who) {
+  check_task(s, t, who);
+  const TaskRecord& r = s.graph.tasks[t.value];
+  if (r.state != TaskState::finished)
+    throw std::logic_error(std::string(who) + ": task " + str(t.value) + " has not finished (did run() succeed?)");
+  return r;
+}
+
+}  // namespace
+
+TimePoint Engine::start_of(TaskId task) const { return {finished_task(*impl_, task, "start_of").start_ps}; }
+TimePoint Engine::finish_of(TaskId task) const { return {finished_task(*impl_, task, "finish_of").finish_ps}; }
+
+Duration Engine::sync_wait(TaskId member) const {
+  const TaskRecord& r = finished_task(*impl_, member, "sync_wait");
+  if (!r.in_group) return {};
+  return {impl_->graph.groups[impl_->graph.group_of.at(member.value)].arrival_ps - r.start_ps};
+}
+
+TimePoint Engine::arrival_of(GroupId group) const {
+  const TaskId marker = arrival_marker(group);
+  (void)finished_task(*impl_, marker, "arrival_of");
+  return {impl_->graph.groups[group.value].arrival_ps};
+}
+
+Duration Engine::link_busy(LinkId link) const {
+  if (!impl_->network.has_link(link)) fail("link_busy: unknown link " + str(link.value));
+  return impl_->network.link_busy(link);
+}
+
+double Engine::link_bytes(LinkId link) const {
+  if (!impl_->network.has_link(link)) fail("link_bytes: unknown link " + str(link.value));
+  return impl_->network.link_bytes(link);
+}
+
+}  // namespace stepsim::core
