@@ -1,0 +1,73 @@
+// The parallel grid: which GPU holds which (tp, dp, pp) coordinate, and the groups that talk.
+// rank_order names the dimensions innermost first; "tp-dp-pp" (Megatron-LM's default) puts a TP
+// group on consecutive GPUs, DP replicas next, pipeline stages outermost. Rank r runs on GPU r.
+// Header-only, O(1) per query.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace stepsim::plan {
+
+struct Coord {
+  int tp = 0, dp = 0, pp = 0;
+};
+
+class RankGrid {
+ public:
+  /// Requires: order is a permutation of "tp", "dp", "pp" joined by '-' (check_strategy ensures it).
+  RankGrid(int tp, int pp, int dp, const std::string& order) : size_{tp, dp, pp} {
+    for (int i = 0; i < 3; ++i) {
+      const std::string part = order.substr(static_cast<std::size_t>(i) * 3, 2);
+      dim_[i] = part == "tp" ? 0 : part == "dp" ? 1 : 2;
+    }
+    int stride = 1;
+    for (int i = 0; i < 3; ++i) {
+      stride_[dim_[i]] = stride;
+      stride *= size_[dim_[i]];
+    }
+  }
+
+  int size() const { return size_[0] * size_[1] * size_[2]; }
+  int tp() const { return size_[0]; }
+  int dp() const { return size_[1]; }
+  int pp() const { return size_[2]; }
+
+  int rank(Coord c) const { return c.tp * stride_[0] + c.dp * stride_[1] + c.pp * stride_[2]; }
+  Coord coord(int rank) const {
+    return {rank / stride_[0] % size_[0], rank / stride_[1] % size_[1], rank / stride_[2] % size_[2]};
+  }
+  std::vector<int> tp_group(int rank) const { return group(rank, 0); }
+  std::vector<int> dp_group(int rank) const { return group(rank, 1); }
+  std::vector<int> pp_group(int rank) const { return group(rank, 2); }
+
+  static bool is_valid_order(const std::string& order) {
+    if (order.size() != 8 || order[2] != '-' || order[5] != '-') return false;
+    std::array<bool, 3> seen{};
+    for (int i = 0; i < 3; ++i) {
+      const std::string part = order.substr(static_cast<std::size_t>(i) * 3, 2);
+      const int d = part == "tp" ? 0 : part == "dp" ? 1 : part == "pp" ? 2 : -1;
+      if (d < 0 || seen[d]) return false;
+      seen[d] = true;
+    }
+    return true;
+  }
+
+ private:
+  std::vector<int> group(int rank, int d) const {
+    Coord c = coord(rank);
+    std::vector<int> out;
+    for (int i = 0; i < size_[d]; ++i) {
+      (d == 0 ? c.tp : d == 1 ? c.dp : c.pp) = i;
+      out.push_back(this->rank(c));
+    }
+    return out;
+  }
+
+  std::array<int, 3> size_{};    // tp, dp, pp
+  std::array<int, 3> dim_{};     // order position -> dimension
+  std::array<int, 3> stride_{};  // dimension -> stride in ranks
+};
+
+}  // namespace stepsim::plan

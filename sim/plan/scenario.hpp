@@ -1,0 +1,86 @@
+// A scenario: one machine, one model, one training setup, and the strategies to compare on them,
+// plus optional faults. Read from YAML by load_scenario (scenario_yaml.cpp); every value keeps
+// its position so a later check (strategy_check.cpp) can point at the field that is wrong.
+//
+//   name: llama2-7b on 4 A100
+//   hardware: {preset: dgx-a100, gpus: 4}      # hw::read_cluster
+//   model: llama2-7b                           # models::read_model
+//   training: {seq_len: 4096, global_batch: 64, precision: bf16, tokens: 300B, price_per_gpu_hour: 2}
+//   strategies:
+//     - {name: tp2-pp2, tp: 2, pp: 2, micro_batch: 2}
+//   faults:
+//     - {gpu: 3, compute_slowdown: 1.2}              # GPU 3 computes 20 % slower
+//     - {link: gpu0-nvswitch0, bandwidth_factor: 0.5} # both directions of that cable at half speed
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/cluster.hpp"
+#include "models/model_spec.hpp"
+#include "sim/config/config_error.hpp"
+#include "sim/config/yaml_field.hpp"
+#include "sim/plan/strategy.hpp"
+
+namespace stepsim::plan {
+
+enum class Precision { bf16, fp16, fp8 };
+const char* to_string(Precision p);
+
+struct Training {
+  std::int64_t seq_len = 2048;          ///< tokens per sequence s
+  std::int64_t global_batch = 0;        ///< sequences per optimizer step
+  Precision precision = Precision::bf16;
+  std::optional<double> tokens;         ///< total training tokens, for time/cost estimates
+  double price_per_gpu_hour = 0;        ///< USD; 0 = use the GPU spec's price if any
+  config::SourcePos global_batch_pos;   ///< for "not divisible" errors
+};
+
+/// A GPU whose compute runs `compute_slowdown` times longer (1.2 = 20 % slower).
+struct GpuFault {
+  int gpu = 0;
+  double compute_slowdown = 1.0;
+};
+
+/// Links (indices into Cluster::links) whose capacity is multiplied by `bandwidth_factor`.
+struct LinkFault {
+  std::string name;                     ///< as written: "gpu0-nvswitch0" or "17"
+  std::vector<int> links;               ///< both directions of a named cable
+  double bandwidth_factor = 1.0;
+};
+
+struct Faults {
+  std::vector<GpuFault> gpus;
+  std::vector<LinkFault> links;
+  bool empty() const { return gpus.empty() && links.empty(); }
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;                     ///< as the user named it
+  hw::Cluster cluster;
+  models::ModelSpec model;
+  Training training;
+  std::vector<Strategy> strategies;     ///< as written (dp may be 0 = derive); see check_strategy
+  Faults faults;
+};
+
+/// Reads a scenario file, applying `overrides` ("key.path=value", from --set) first.
+/// Errors: ConfigError with position for every mistake, unknown keys with "did you mean".
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// The same from an already-loaded document (tests pass inline YAML).
+Scenario read_scenario(const config::YamlDocument& doc);
+
+/// Resolves defaults (dp) and checks a strategy against the scenario's model and machine: the
+/// returned copy is ready to simulate. Errors (ConfigError at the offending field): tp·pp·dp ≠
+/// GPUs, heads or kv heads not divisible by tp, fewer layers than pp·v, global batch not divisible
+/// by micro_batch·dp, interleaved with m not a multiple of pp, a TP group spanning servers without
+/// allow_tp_across_servers, ZeRO-2/3 with pp > 1 (DeepSpeed does not support it), a bad rank order.
+Strategy check_strategy(const Scenario& scenario, const Strategy& strategy);
+
+/// Microbatches per step per pipeline: m = global_batch / (micro_batch · dp).
+int microbatches(const Scenario& scenario, const Strategy& strategy);
+
+}  // namespace stepsim::plan

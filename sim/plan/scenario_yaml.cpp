@@ -1,0 +1,180 @@
+// Reading a scenario file (scenario.hpp shows the format). Only this file sees YAML; everything
+// after it works on the Scenario struct.
+#include <string>
+#include <vector>
+
+#include "hardware/hardware_yaml.hpp"
+#include "models/model_yaml.hpp"
+#include "sim/plan/rank_grid.hpp"
+#include "sim/plan/scenario.hpp"
+
+namespace stepsim::plan {
+namespace {
+
+using config::Field;
+
+Training read_training(const Field& f) {
+  f.check_keys({"seq_len", "global_batch", "precision", "tokens", "price_per_gpu_hour"});
+  Training t;
+  t.seq_len = f.required("seq_len").as_positive_int();
+  Field batch = f.required("global_batch");
+  t.global_batch = batch.as_positive_int();
+  t.global_batch_pos = batch.pos();
+  if (auto p = f.optional("precision")) {
+    const std::string s = p->as_choice({"bf16", "fp16", "fp8"});
+    t.precision = s == "bf16" ? Precision::bf16 : s == "fp16" ? Precision::fp16 : Precision::fp8;
+  }
+  if (auto tokens = f.optional("tokens")) t.tokens = tokens->as_count();
+  if (auto price = f.optional("price_per_gpu_hour")) t.price_per_gpu_hour = price->as_positive_double();
+  return t;
+}
+
+int read_int(const Field& f, std::int64_t low, std::int64_t high) {
+  const std::int64_t v = f.as_int();
+  if (v < low || v > high)
+    f.fail("expected an integer from " + std::to_string(low) + " to " + std::to_string(high) + ", found " + f.found());
+  return static_cast<int>(v);
+}
+
+ScheduleKind read_schedule(const Field& f) {
+  const std::string s = f.as_choice({"gpipe", "1f1b", "interleaved", "zb-h1"});
+  if (s == "gpipe") return ScheduleKind::gpipe;
+  if (s == "interleaved") return ScheduleKind::interleaved;
+  if (s == "zb-h1") return ScheduleKind::zb_h1;
+  return ScheduleKind::one_f_one_b;
+}
+
+void read_parallel_sizes(const Field& f, Strategy& s) {
+  constexpr std::int64_t kMax = 1 << 20;
+  if (auto x = f.optional("tp")) { s.tp = read_int(*x, 1, kMax); s.where.tp = x->pos(); }
+  if (auto x = f.optional("pp")) { s.pp = read_int(*x, 1, kMax); s.where.pp = x->pos(); }
+  if (auto x = f.optional("dp")) { s.dp = read_int(*x, 1, kMax); s.where.dp = x->pos(); }
+  if (auto x = f.optional("zero_stage")) { s.zero_stage = read_int(*x, 0, 3); s.where.zero_stage = x->pos(); }
+  if (auto x = f.optional("micro_batch")) { s.micro_batch = read_int(*x, 1, kMax); s.where.micro_batch = x->pos(); }
+  if (auto x = f.optional("v")) { s.v = read_int(*x, 1, 1024); s.where.v = x->pos(); }
+}
+
+Strategy read_strategy(const Field& f, int index) {
+  f.check_keys({"name", "tp", "pp", "dp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
+                "recompute", "dp_bucket_size", "dp_overlap", "zero_prefetch", "rank_order",
+                "distributed_optimizer", "allow_tp_across_servers"});
+  Strategy s;
+  s.where.self = f.pos();
+  s.where.path = f.path();
+  s.where.schedule = s.where.v = s.where.rank_order = s.where.dp = s.where.micro_batch = f.pos();
+  s.where.tp = s.where.pp = s.where.zero_stage = f.pos();
+  s.name = f.has("name") ? f.required("name").as_string() : "strategy" + std::to_string(index + 1);
+  read_parallel_sizes(f, s);
+  if (auto x = f.optional("schedule")) { s.schedule = read_schedule(*x); s.where.schedule = x->pos(); }
+  if (auto x = f.optional("sequence_parallel")) s.sequence_parallel = x->as_bool();
+  if (auto x = f.optional("recompute")) {
+    const std::string r = x->as_choice({"none", "selective", "full"});
+    s.recompute = r == "none" ? Recompute::none : r == "selective" ? Recompute::selective : Recompute::full;
+  }
+  if (auto x = f.optional("dp_bucket_size")) s.dp_bucket_bytes = x->as_bytes();
+  if (auto x = f.optional("dp_overlap")) s.dp_overlap = x->as_bool();
+  if (auto x = f.optional("zero_prefetch")) s.zero_prefetch = read_int(*x, 0, 1024);
+  if (auto x = f.optional("rank_order")) {
+    s.rank_order = x->as_string();
+    s.where.rank_order = x->pos();
+    if (!RankGrid::is_valid_order(s.rank_order))
+      x->fail("expected the three dimensions innermost first such as 'tp-dp-pp', found " + x->found());
+  }
+  if (auto x = f.optional("distributed_optimizer")) s.distributed_optimizer = x->as_bool();
+  if (auto x = f.optional("allow_tp_across_servers")) s.allow_tp_across_servers = x->as_bool();
+  return s;
+}
+
+// A link is named "from-to" by its nodes' names (both directions of that cable are degraded) or
+// by its index in Cluster::links (that direction only).
+std::vector<int> find_links(const Field& f, const hw::Cluster& c) {
+  const std::string text = f.as_string();
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    const long index = std::stol(text);
+    if (index >= static_cast<long>(c.links.size()))
+      f.fail("expected a link index below " + std::to_string(c.links.size()) + ", found " + f.found());
+    return {static_cast<int>(index)};
+  }
+  std::vector<int> out;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < c.links.size(); ++i) {
+    const std::string& a = c.nodes[c.links[i].from].name;
+    const std::string& b = c.nodes[c.links[i].to].name;
+    names.push_back(a + "-" + b);
+    if (text == a + "-" + b || text == b + "-" + a) out.push_back(static_cast<int>(i));
+  }
+  if (out.empty()) {
+    const std::string guess = config::closest_match(text, names);
+    f.fail("no link " + f.found() + " in " + c.name + (guess.empty() ? "" : "; did you mean '" + guess + "'?"));
+  }
+  return out;
+}
+
+Faults read_faults(const Field& f, const hw::Cluster& c) {
+  Faults out;
+  for (const Field& item : f.items()) {
+    if (item.has("gpu")) {
+      item.check_keys({"gpu", "compute_slowdown"});
+      GpuFault g;
+      g.gpu = read_int(item.required("gpu"), 0, c.gpu_count() - 1);
+      g.compute_slowdown = item.required("compute_slowdown").as_positive_double();
+      out.gpus.push_back(g);
+    } else if (item.has("link")) {
+      item.check_keys({"link", "bandwidth_factor"});
+      LinkFault l;
+      l.name = item.required("link").as_string();
+      l.links = find_links(item.required("link"), c);
+      l.bandwidth_factor = item.required("bandwidth_factor").as_positive_double();
+      out.links.push_back(l);
+    } else {
+      item.fail("expected a fault such as {gpu: 3, compute_slowdown: 1.2} or {link: gpu0-nvswitch0, "
+                "bandwidth_factor: 0.5}, found " + item.found());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Scenario read_scenario(const config::YamlDocument& doc) {
+  const Field root = doc.root();
+  root.check_keys({"name", "description", "hardware", "model", "training", "strategies", "faults"});
+  Scenario s;
+  s.file = root.file();
+  s.name = root.has("name") ? root.required("name").as_string() : root.file();
+  s.cluster = hw::read_cluster(root.required("hardware"));
+  s.model = models::read_model(root.required("model"));
+  s.training = read_training(root.required("training"));
+  const Field list = root.required("strategies");
+  const auto items = list.items();
+  if (items.empty()) list.fail("expected at least one strategy, found an empty list");
+  for (std::size_t i = 0; i < items.size(); ++i) s.strategies.push_back(read_strategy(items[i], static_cast<int>(i)));
+  for (std::size_t i = 0; i < s.strategies.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (s.strategies[i].name == s.strategies[j].name)
+        (items[i].has("name") ? items[i].required("name") : items[i]).fail("strategy name '" + s.strategies[i].name + "' is used twice");
+  if (auto faults = root.optional("faults")) s.faults = read_faults(*faults, s.cluster);
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  auto doc = config::YamlDocument::load_file(path);
+  for (const std::string& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw config::ConfigError({"--set " + o, 0, 0}, "", "expected key.path=value, found '" + o + "'");
+    doc.set_scalar(o.substr(0, eq), o.substr(eq + 1));
+  }
+  return read_scenario(doc);
+}
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+    case Precision::fp8: return "fp8";
+  }
+  return "?";
+}
+
+}  // namespace stepsim::plan

@@ -1,0 +1,153 @@
+#include "sim/plan/stage_costs.hpp"
+
+#include <string>
+
+#include "models/compute_time.hpp"
+
+namespace stepsim::plan {
+namespace {
+
+using models::OpCost;
+
+// A communication point after op `after` (index): what it does in forward and in backward.
+struct CommPoint {
+  std::size_t after = 0;
+  bool fwd = false, bwd = false;
+  comm::Op fwd_op = comm::Op::all_reduce, bwd_op = comm::Op::all_reduce;
+};
+
+std::size_t index_of(const std::vector<OpCost>& ops, const std::string& name) {
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].name == name) return i;
+  return ops.size();
+}
+
+// Before op i (an "f"/all-gather point) and after op j (a "g"/reduce point).
+void add_pair(std::vector<CommPoint>& out, std::size_t before, std::size_t after, bool sp) {
+  using comm::Op;
+  if (sp) {
+    out.push_back({before - 1, true, true, Op::all_gather, Op::reduce_scatter});
+    out.push_back({after, true, true, Op::reduce_scatter, Op::all_gather});
+  } else {
+    out.push_back({before - 1, false, true, Op::all_reduce, Op::all_reduce});
+    out.push_back({after, true, false, Op::all_reduce, Op::all_reduce});
+  }
+}
+
+std::vector<Segment> forward_segments(const std::vector<models::OpTime>& t, const std::vector<CommPoint>& points) {
+  std::vector<Segment> out(1);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    out.back().compute_ps += t[i].fwd_ps;
+    for (const auto& p : points)
+      if (p.after == i && p.fwd) {
+        out.back().has_comm = true;
+        out.back().op = p.fwd_op;
+        out.emplace_back();
+      }
+  }
+  return out;
+}
+
+std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, const std::vector<CommPoint>& points,
+                                       bool split_weight, bool full_recompute) {
+  std::vector<Segment> out(1);
+  for (std::size_t k = t.size(); k-- > 0;) {
+    for (const auto& p : points)
+      if (p.after == k && p.bwd && out.back().compute_ps > 0) {
+        out.back().has_comm = true;
+        out.back().op = p.bwd_op;
+        out.emplace_back();
+      }
+    out.back().compute_ps += t[k].bwd_input_ps + (split_weight ? 0 : t[k].bwd_weight_ps) +
+                             (full_recompute ? 0 : t[k].recompute_ps);
+  }
+  return out;
+}
+
+LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& points, const CostInputs& in) {
+  std::vector<models::OpTime> times;
+  LayerCost c;
+  const bool full = in.shape.recompute == models::Recompute::full;
+  for (const auto& op : ops) {
+    times.push_back(models::time_op(op, *in.gpu, in.dtype));
+    c.weight_ps += times.back().bwd_weight_ps;
+    c.stored_activation_bytes += op.activation_bytes;
+    c.params += op.params;
+    c.fwd_flops += op.fwd_flops;
+    c.bwd_flops += op.bwd_input_flops + op.bwd_weight_flops;
+    if (op.recompute) c.recompute_flops += op.fwd_flops;
+  }
+  c.fwd = forward_segments(times, points);
+  if (full) {
+    for (Segment s : c.fwd) c.bwd.push_back({s.compute_ps, s.has_comm, s.op, true});
+  }
+  for (const Segment& s : backward_segments(times, points, in.split_weight, full)) c.bwd.push_back(s);
+  if (!in.split_weight) c.weight_ps = 0;
+  return c;
+}
+
+}  // namespace
+
+CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
+  CostInputs in;
+  in.model = &sc.model;
+  in.gpu = &sc.cluster.gpu;
+  in.dtype = sc.training.precision == Precision::fp8    ? hw::Dtype::fp8
+             : sc.training.precision == Precision::fp16 ? hw::Dtype::fp16
+                                                        : hw::Dtype::bf16;
+  in.shape.micro_batch = s.micro_batch;
+  in.shape.seq = sc.training.seq_len;
+  in.shape.tp = s.tp;
+  in.shape.sequence_parallel = s.sequence_parallel && s.tp > 1;
+  in.shape.recompute = s.recompute == Recompute::none        ? models::Recompute::none
+                       : s.recompute == Recompute::selective ? models::Recompute::selective
+                                                             : models::Recompute::full;
+  in.split_weight = s.schedule == ScheduleKind::zb_h1;
+  return in;
+}
+
+LayerCost layer_cost(const CostInputs& in) {
+  const auto ops = models::layer_ops(*in.model, in.shape);
+  std::vector<CommPoint> points;
+  if (in.shape.tp > 1) {
+    add_pair(points, index_of(ops, "qkv"), index_of(ops, "out_proj"), in.shape.sequence_parallel);
+    add_pair(points, index_of(ops, "mlp_up"), index_of(ops, "mlp_down"), in.shape.sequence_parallel);
+  }
+  LayerCost c = cost_of(ops, points, in);
+  if (in.shape.recompute != models::Recompute::none) {
+    // What backward re-creates for one layer at a time (Korthikanti et al. 2022 §5): the
+    // difference between the no-recompute activations and the ones kept.
+    models::LayerShape plain = in.shape;
+    plain.recompute = models::Recompute::none;
+    c.transient_bytes = models::sum_ops(models::layer_ops(*in.model, plain)).activation_bytes - c.stored_activation_bytes;
+  }
+  return c;
+}
+
+// Vocab-parallel embedding: its output is reduced over TP (reduce-scatter with SP); in backward
+// only SP needs the gradient gathered back.
+LayerCost embedding_cost(const CostInputs& in) {
+  const auto ops = models::embedding_ops(*in.model, in.shape);
+  std::vector<CommPoint> points;
+  if (in.shape.tp > 1) {
+    const bool sp = in.shape.sequence_parallel;
+    points.push_back({0, true, sp, sp ? comm::Op::reduce_scatter : comm::Op::all_reduce, comm::Op::all_gather});
+  }
+  return cost_of(ops, points, in);
+}
+
+// Final norm, then the f operator before the (column-parallel) logits GEMM.
+LayerCost logits_cost(const CostInputs& in) {
+  const auto ops = models::logits_ops(*in.model, in.shape);
+  std::vector<CommPoint> points;
+  if (in.shape.tp > 1) add_pair(points, index_of(ops, "logits"), ops.size(), in.shape.sequence_parallel);
+  // add_pair adds a reduce point after the last op; the loss needs no such reduce of h-wide data.
+  if (!points.empty()) points.pop_back();
+  return cost_of(ops, points, in);
+}
+
+std::int64_t tp_bytes(const CostInputs& in) {
+  return in.shape.micro_batch * in.shape.seq * in.model->hidden * 2;
+}
+
+}  // namespace stepsim::plan

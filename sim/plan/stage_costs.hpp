@@ -1,0 +1,61 @@
+// The per-rank work of one microbatch through one transformer layer (and the embedding and the
+// logits head), cut at the points where Megatron-LM's tensor parallelism communicates. This is
+// where models/ (op FLOPs, bytes, activations, times on a GpuSpec) meets the task builder.
+//
+// Fusion: consecutive ops between two communication points become ONE compute task whose time is
+// the sum of their times (models::time_op, launch overheads included). The simulated timeline
+// keeps every communication point, so this loses nothing the step time depends on, and it keeps
+// the graph small (4 compute tasks per layer and pass without SP).
+//
+// Communication points (Megatron-LM, Shoeybi et al. 2019 Fig. 3; Korthikanti et al. 2022 Fig. 5):
+//   without SP: the g operator after out_proj and mlp_down all-reduces in forward; the f operator
+//   before qkv and mlp_up all-reduces input gradients in backward.
+//   with SP: all-gather before qkv and mlp_up (reduce-scatter in backward), reduce-scatter after
+//   out_proj and mlp_down (all-gather in backward).
+// Payload (nccl-tests size, the full buffer): b·s·h·2 bytes. The residual add and norm that end a
+// layer are counted with its first segment, a shift of one small memory-bound op.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/layer_ops.hpp"
+#include "sim/comm/ops.hpp"
+#include "sim/plan/scenario.hpp"
+
+namespace stepsim::plan {
+
+/// Compute, then (if has_comm) a blocking TP collective.
+struct Segment {
+  std::int64_t compute_ps = 0;
+  bool has_comm = false;
+  comm::Op op = comm::Op::all_reduce;
+  bool recompute = false;  ///< a full-recompute forward segment run inside backward
+};
+
+struct LayerCost {
+  std::vector<Segment> fwd;
+  std::vector<Segment> bwd;               ///< input gradient (+ weight gradient unless split) + recompute
+  std::int64_t weight_ps = 0;             ///< W pass (split schedules)
+  std::int64_t stored_activation_bytes = 0;  ///< kept from the end of F to the end of B/W
+  std::int64_t transient_bytes = 0;       ///< recomputed activations alive during one layer's backward
+  std::int64_t params = 0;                ///< parameters this rank holds
+  double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  ///< executed, per rank
+};
+
+struct CostInputs {
+  const models::ModelSpec* model = nullptr;
+  const hw::GpuSpec* gpu = nullptr;
+  hw::Dtype dtype = hw::Dtype::bf16;
+  models::LayerShape shape;
+  bool split_weight = false;
+};
+
+CostInputs cost_inputs(const Scenario& sc, const Strategy& s);
+LayerCost layer_cost(const CostInputs& in);
+LayerCost embedding_cost(const CostInputs& in);
+LayerCost logits_cost(const CostInputs& in);
+/// Payload of a TP collective: b·s·h·2 bytes.
+std::int64_t tp_bytes(const CostInputs& in);
+
+}  // namespace stepsim::plan

@@ -1,0 +1,90 @@
+// Checking a strategy against its model and machine before anything is built: every invalid plan
+// is a ConfigError at the strategy field that is wrong, saying what was expected and found.
+#include <set>
+#include <string>
+
+#include "sim/plan/rank_grid.hpp"
+#include "sim/plan/scenario.hpp"
+
+namespace stepsim::plan {
+namespace {
+
+[[noreturn]] void fail(const config::SourcePos& pos, const Strategy& s, const std::string& key,
+                       const std::string& message) {
+  const std::string path = s.where.path.empty() ? key : s.where.path + "." + key;
+  throw config::ConfigError(pos, path, message);
+}
+
+void check_sizes(const Scenario& sc, Strategy& s) {
+  const int gpus = sc.cluster.gpu_count();
+  if (s.dp == 0) {
+    if (gpus % (s.tp * s.pp) != 0)
+      fail(s.where.tp, s, "tp", "tp·pp = " + std::to_string(s.tp * s.pp) + " does not divide the " +
+                                    std::to_string(gpus) + " GPUs of " + sc.cluster.name);
+    s.dp = gpus / (s.tp * s.pp);
+  }
+  if (s.tp * s.pp * s.dp != gpus)
+    fail(s.where.dp, s, "dp", "expected tp·pp·dp = " + std::to_string(gpus) + " GPUs of " + sc.cluster.name +
+                                  ", found " + std::to_string(s.tp) + "·" + std::to_string(s.pp) + "·" +
+                                  std::to_string(s.dp) + " = " + std::to_string(s.tp * s.pp * s.dp));
+  if (sc.model.heads % s.tp != 0 || sc.model.kv_heads % s.tp != 0)
+    fail(s.where.tp, s, "tp", "expected tp to divide the model's " + std::to_string(sc.model.heads) +
+                                  " attention heads and " + std::to_string(sc.model.kv_heads) +
+                                  " key/value heads, found tp = " + std::to_string(s.tp));
+  if (sc.model.ffn_hidden % s.tp != 0)
+    fail(s.where.tp, s, "tp", "expected tp to divide the MLP width " + std::to_string(sc.model.ffn_hidden) +
+                                  ", found tp = " + std::to_string(s.tp));
+}
+
+void check_pipeline(const Scenario& sc, Strategy& s) {
+  if (s.schedule != ScheduleKind::interleaved && s.v != 1)
+    fail(s.where.v, s, "v", "v (model chunks per stage) needs schedule: interleaved, found schedule: " +
+                                std::string(to_string(s.schedule)));
+  if (sc.model.layers < s.pp * s.v)
+    fail(s.where.pp, s, "pp", "expected at least pp·v = " + std::to_string(s.pp * s.v) + " layers, the model has " +
+                                  std::to_string(sc.model.layers));
+  const std::int64_t per_step = static_cast<std::int64_t>(s.micro_batch) * s.dp;
+  if (sc.training.global_batch % per_step != 0)
+    fail(s.where.micro_batch, s, "micro_batch",
+         "expected micro_batch·dp = " + std::to_string(per_step) + " to divide training.global_batch = " +
+             std::to_string(sc.training.global_batch) + " (at " + config::to_string(sc.training.global_batch_pos) + ")");
+  const std::int64_t m = sc.training.global_batch / per_step;
+  if (s.schedule == ScheduleKind::interleaved && m % s.pp != 0)
+    fail(s.where.schedule, s, "schedule", "interleaved needs the microbatches per step (" + std::to_string(m) +
+                                              ") to be a multiple of pp = " + std::to_string(s.pp) +
+                                              " (Megatron-LM's requirement)");
+  if (s.effective_zero_stage() >= 2 && s.pp > 1)
+    fail(s.where.zero_stage, s, "zero_stage",
+         "ZeRO stage " + std::to_string(s.zero_stage) + " with pipeline parallelism (pp = " + std::to_string(s.pp) +
+             ") is not supported by DeepSpeed; use zero_stage 0 or 1");
+}
+
+void check_tp_placement(const Scenario& sc, const Strategy& s) {
+  if (s.allow_tp_across_servers || s.tp == 1) return;
+  RankGrid grid(s.tp, s.pp, s.dp, s.rank_order);
+  for (int r = 0; r < grid.size(); ++r) {
+    std::set<int> servers;
+    for (int g : grid.tp_group(r)) servers.insert(sc.cluster.server_of(g));
+    if (servers.size() > 1)
+      fail(s.where.tp, s, "tp", "the TP group of GPU " + std::to_string(r) + " spans " + std::to_string(servers.size()) +
+                                    " servers (" + std::to_string(sc.cluster.gpus_per_server) +
+                                    " GPUs each); set allow_tp_across_servers: true if that is intended");
+  }
+}
+
+}  // namespace
+
+Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
+  Strategy s = strategy;
+  check_sizes(scenario, s);
+  check_pipeline(scenario, s);
+  check_tp_placement(scenario, s);
+  return s;
+}
+
+int microbatches(const Scenario& scenario, const Strategy& strategy) {
+  const int dp = strategy.dp > 0 ? strategy.dp : scenario.cluster.gpu_count() / (strategy.tp * strategy.pp);
+  return static_cast<int>(scenario.training.global_batch / (static_cast<std::int64_t>(strategy.micro_batch) * dp));
+}
+
+}  // namespace stepsim::plan
