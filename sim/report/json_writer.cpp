@@ -40,6 +40,8 @@ void JsonWriter::before_value() {
     if (!first_.back()) out_ << ',';
     first_.back() = false;
   }
+  if (newline_pending_) out_ << '\n';
+  newline_pending_ = false;
 }
 
 JsonWriter& JsonWriter::begin_object() {
@@ -64,6 +66,8 @@ JsonWriter& JsonWriter::begin_array() {
 
 JsonWriter& JsonWriter::end_array() {
   first_.pop_back();
+  if (newline_pending_) out_ << '\n';
+  newline_pending_ = false;
   out_ << ']';
   return *this;
 }
@@ -125,7 +129,7 @@ JsonWriter& JsonWriter::null() {
 }
 
 JsonWriter& JsonWriter::line_break() {
-  out_ << '\n';
+  newline_pending_ = true;
   return *this;
 }
 

@@ -36,7 +36,8 @@ class JsonWriter {
   /// A number printed with exactly `decimals` digits after the point (trace timestamps in us).
   JsonWriter& fixed(double number, int decimals);
   JsonWriter& null();
-  /// A newline before the next element; harmless whitespace for any JSON reader.
+  /// A newline before the next element (after its comma) or before the closing bracket of an
+  /// array; harmless whitespace for any JSON reader.
   JsonWriter& line_break();
 
  private:
@@ -44,6 +45,7 @@ class JsonWriter {
   std::ostream& out_;
   std::vector<bool> first_;  ///< per open container: no element written yet
   bool after_key_ = false;
+  bool newline_pending_ = false;
 };
 
 }  // namespace stepsim::report
