@@ -1,0 +1,35 @@
+#include "models/flops.hpp"
+
+namespace stepsim::models {
+
+double megatron_model_flops(double B, double L, double s, double h, double V) {
+  return 72 * B * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
+}
+
+double megatron_hardware_flops_full_recompute(double B, double L, double s, double h, double V) {
+  return 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+}
+
+double megatron_hardware_flops_selective(double B, double L, double s, double h, double V) {
+  return 72 * B * L * s * h * h * (1 + s / (3 * h) + V / (12 * h * L));
+}
+
+namespace {
+
+// Attention scores and context per sequence, forward: L·2·2·h·s² (llm-foundry's attn_flops_per_seq).
+double attention_flops_per_token(const ModelSpec& m, std::int64_t seq) {
+  const double attention_width = static_cast<double>(m.heads * m.head_dim);
+  return 4.0 * m.layers * attention_width * static_cast<double>(seq);
+}
+
+}  // namespace
+
+double model_flops_per_token(const ModelSpec& m, std::int64_t seq) {
+  return 3 * (2.0 * static_cast<double>(total_params(m)) + attention_flops_per_token(m, seq));
+}
+
+double hardware_flops_per_token_full_recompute(const ModelSpec& m, std::int64_t seq) {
+  return 4 * (2.0 * static_cast<double>(total_params(m)) + attention_flops_per_token(m, seq));
+}
+
+}  // namespace stepsim::models

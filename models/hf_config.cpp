@@ -1,0 +1,139 @@
+// HuggingFace config.json → ModelSpec. Field names per transformers' configuration_*.py of each
+// family; defaults are those classes' defaults where a key is absent.
+#include <cmath>
+
+#include "models/model_yaml.hpp"
+
+namespace stepsim::models {
+namespace {
+
+using config::Field;
+
+const std::vector<std::string> kFamilies{"llama", "mistral", "qwen2", "gpt_neox", "gpt2", "mpt", "bloom"};
+
+// The first of `keys` present (families renamed keys over time: bloom n_embed → hidden_size).
+Field first_of(const Field& root, std::initializer_list<const char*> keys) {
+  for (const char* key : keys)
+    if (auto f = root.optional(key)) return *f;
+  return root.required(*keys.begin());
+}
+
+std::int64_t count(const Field& root, std::initializer_list<const char*> keys) {
+  return first_of(root, keys).as_positive_int();
+}
+
+bool flag(const Field& root, const char* key, bool fallback) {
+  auto f = root.optional(key);
+  return f && !f->is_null() ? f->as_bool() : fallback;
+}
+
+bool has_dropout(const Field& root, std::initializer_list<const char*> keys) {
+  for (const char* key : keys)
+    if (auto f = root.optional(key); f && !f->is_null() && f->as_double() > 0) return true;
+  return false;
+}
+
+// Llama, Mistral, Qwen2: RMSNorm, rotary, SwiGLU, no biases but Qwen2's QKV, untied by default.
+void read_llama_like(const Field& root, const std::string& family, ModelSpec& m) {
+  m.hidden = count(root, {"hidden_size"});
+  m.layers = static_cast<int>(count(root, {"num_hidden_layers"}));
+  m.heads = static_cast<int>(count(root, {"num_attention_heads"}));
+  m.kv_heads = root.has("num_key_value_heads") ? static_cast<int>(count(root, {"num_key_value_heads"})) : m.heads;
+  m.head_dim = root.has("head_dim") && !root.required("head_dim").is_null() ? count(root, {"head_dim"})
+                                                                            : m.hidden / m.heads;
+  m.ffn_hidden = count(root, {"intermediate_size"});
+  m.vocab = count(root, {"vocab_size"});
+  m.max_seq = root.has("max_position_embeddings") ? count(root, {"max_position_embeddings"}) : 0;
+  m.activation = Activation::swiglu;
+  m.norm = Norm::rmsnorm;
+  m.position = Position::rotary;
+  m.tied_embeddings = flag(root, "tie_word_embeddings", false);
+  m.linear_bias = flag(root, "mlp_bias", false);
+  m.qkv_bias = family == "qwen2" || flag(root, "attention_bias", false);
+  m.norm_bias = false;
+  m.dropout = has_dropout(root, {"attention_dropout"});
+}
+
+void read_gpt_neox(const Field& root, ModelSpec& m) {
+  m.hidden = count(root, {"hidden_size"});
+  m.layers = static_cast<int>(count(root, {"num_hidden_layers"}));
+  m.heads = m.kv_heads = static_cast<int>(count(root, {"num_attention_heads"}));
+  m.ffn_hidden = count(root, {"intermediate_size"});
+  m.vocab = count(root, {"vocab_size"});
+  m.position = Position::rotary;
+  m.tied_embeddings = flag(root, "tie_word_embeddings", false);
+  m.dropout = has_dropout(root, {"attention_dropout", "hidden_dropout"});
+}
+
+void read_gpt2(const Field& root, ModelSpec& m) {
+  m.hidden = count(root, {"n_embd"});
+  m.layers = static_cast<int>(count(root, {"n_layer"}));
+  m.heads = m.kv_heads = static_cast<int>(count(root, {"n_head"}));
+  auto inner = root.optional("n_inner");
+  m.ffn_hidden = inner && !inner->is_null() ? inner->as_positive_int() : 4 * m.hidden;
+  m.vocab = count(root, {"vocab_size"});
+  m.max_seq = count(root, {"n_positions"});
+  m.position = Position::learned;
+  m.tied_embeddings = flag(root, "tie_word_embeddings", true);
+  m.dropout = has_dropout(root, {"attn_pdrop", "resid_pdrop"});
+}
+
+// MPT: no biases anywhere with no_bias (LayerNorm included); ALiBi turns learned positions off
+// (MPTConfig._validate_config).
+void read_mpt(const Field& root, ModelSpec& m) {
+  m.hidden = count(root, {"d_model"});
+  m.layers = static_cast<int>(count(root, {"n_layers"}));
+  m.heads = m.kv_heads = static_cast<int>(count(root, {"n_heads"}));
+  const double ratio = root.has("expansion_ratio") ? root.required("expansion_ratio").as_positive_double() : 4;
+  m.ffn_hidden = static_cast<std::int64_t>(std::llround(ratio * static_cast<double>(m.hidden)));
+  m.vocab = count(root, {"vocab_size"});
+  m.max_seq = root.has("max_seq_len") ? count(root, {"max_seq_len"}) : 2048;
+  const auto attn = root.optional("attn_config");
+  const bool alibi = attn && attn->is_map() && flag(*attn, "alibi", false);
+  m.position = alibi ? Position::alibi : flag(root, "learned_pos_emb", true) ? Position::learned : Position::none;
+  m.linear_bias = m.qkv_bias = m.norm_bias = !flag(root, "no_bias", false);
+  m.tied_embeddings = true;
+  m.dropout = has_dropout(root, {"resid_pdrop", "emb_pdrop"});
+}
+
+void read_bloom(const Field& root, ModelSpec& m) {
+  m.hidden = count(root, {"hidden_size", "n_embed"});
+  m.layers = static_cast<int>(count(root, {"n_layer", "num_hidden_layers"}));
+  m.heads = m.kv_heads = static_cast<int>(count(root, {"n_head", "num_attention_heads"}));
+  m.ffn_hidden = 4 * m.hidden;
+  m.vocab = count(root, {"vocab_size"});
+  m.position = Position::alibi;
+  m.tied_embeddings = flag(root, "tie_word_embeddings", true);
+  m.dropout = has_dropout(root, {"attention_dropout", "hidden_dropout"});
+}
+
+std::string family_of(const Field& root) {
+  if (auto type = root.optional("model_type")) return type->as_choice(kFamilies);
+  const auto arch = root.required("architectures").items();
+  const std::string first = arch.empty() ? "" : arch.front().as_string();
+  for (const auto& [prefix, family] : std::vector<std::pair<std::string, std::string>>{
+           {"Llama", "llama"}, {"Mistral", "mistral"}, {"Qwen2", "qwen2"}, {"GPTNeoX", "gpt_neox"},
+           {"GPT2", "gpt2"}, {"MPT", "mpt"}, {"Bloom", "bloom"}})
+    if (first.rfind(prefix, 0) == 0) return family;
+  root.required("architectures").fail("expected a model_type or an architecture of a supported family "
+                                      "(llama, mistral, qwen2, gpt_neox, gpt2, mpt, bloom), found '" + first + "'");
+}
+
+}  // namespace
+
+ModelSpec read_hf_config(const Field& root, const std::string& default_name) {
+  const std::string family = family_of(root);
+  ModelSpec m;
+  m.name = default_name;
+  m.source = "HuggingFace config.json (" + family + ")";
+  if (family == "gpt_neox") read_gpt_neox(root, m);
+  else if (family == "gpt2") read_gpt2(root, m);
+  else if (family == "mpt") read_mpt(root, m);
+  else if (family == "bloom") read_bloom(root, m);
+  else read_llama_like(root, family, m);
+  if (m.head_dim == 0) m.head_dim = m.hidden / m.heads;
+  validate_model(m, root);
+  return m;
+}
+
+}  // namespace stepsim::models

@@ -1,0 +1,282 @@
+#include "models/layer_ops.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace stepsim::models {
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+const char* to_string(OpKind k) {
+  switch (k) {
+    case OpKind::matmul: return "matmul";
+    case OpKind::batched_matmul: return "batched_matmul";
+    case OpKind::flash_attention: return "flash_attention";
+    case OpKind::memory: return "memory";
+  }
+  return "?";
+}
+
+namespace {
+
+using I64 = std::int64_t;
+
+// The sizes every op of a layer needs, per TP rank.
+struct Dims {
+  double e;       // bytes per element
+  I64 b, s;
+  I64 tokens;     // T = b·s, rows of every GEMM
+  I64 norm_tokens;  // T/t with sequence parallelism, else T: rows of norms and dropouts
+  I64 h, d;
+  I64 q_heads;    // a/t
+  I64 kv_heads;   // g/t (at least one: KV heads are replicated when g < t)
+  I64 ffn;        // f/t
+  bool dropout;
+  int tp;
+};
+
+Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
+  if (shape.tp < 1 || m.heads % shape.tp != 0 || m.ffn_hidden % shape.tp != 0)
+    throw std::invalid_argument("tp=" + std::to_string(shape.tp) + " does not divide the " +
+                                std::to_string(m.heads) + " heads and ffn " +
+                                std::to_string(m.ffn_hidden) + " of " + m.name);
+  Dims x{};
+  x.e = shape.bytes_per_element;
+  x.b = shape.micro_batch;
+  x.s = shape.seq;
+  x.tokens = x.b * x.s;
+  x.norm_tokens = shape.sequence_parallel ? x.tokens / shape.tp : x.tokens;
+  x.h = m.hidden;
+  x.d = m.head_dim;
+  x.q_heads = m.heads / shape.tp;
+  x.kv_heads = std::max<I64>(1, m.kv_heads / shape.tp);
+  x.ffn = m.ffn_hidden / shape.tp;
+  x.dropout = m.dropout;
+  x.tp = shape.tp;
+  return x;
+}
+
+// A GEMM with weights W[k×n]: dX = dY·Wᵀ and dW = Xᵀ·dY each cost the forward FLOPs.
+// Bytes: forward reads X and W and writes Y; dX reads dY and W, writes dX; dW reads X and dY
+// and reads+writes the gradient buffer (plus dY again for the bias gradient).
+OpCost matmul(std::string name, GemmShape g, double e, bool bias, I64 stored_input_bytes) {
+  OpCost op;
+  op.name = std::move(name);
+  op.kind = OpKind::matmul;
+  op.gemm = g;
+  const double x = static_cast<double>(g.m * g.k), w = static_cast<double>(g.k * g.n),
+               y = static_cast<double>(g.m * g.n);
+  op.fwd_flops = op.bwd_input_flops = op.bwd_weight_flops = g.flops();
+  op.fwd_bytes = (x + w + y) * e;
+  op.bwd_input_bytes = (y + w + x) * e;
+  op.bwd_weight_bytes = (x + y + 2 * w + (bias ? y : 0)) * e;
+  op.activation_bytes = stored_input_bytes;
+  op.params = g.k * g.n + (bias ? g.n : 0);
+  op.bwd_kernels = 2;
+  return op;
+}
+
+// A bandwidth-bound op: `fwd` and `bwd` bytes moved, `stored` bytes kept for backward.
+OpCost memory_op(std::string name, double fwd, double bwd, I64 stored, int kernels = 1) {
+  OpCost op;
+  op.name = std::move(name);
+  op.fwd_bytes = fwd;
+  op.bwd_input_bytes = bwd;
+  op.activation_bytes = stored;
+  op.fwd_kernels = op.bwd_kernels = kernels;
+  return op;
+}
+
+I64 to_bytes(double v) { return static_cast<I64>(v); }
+
+// LayerNorm/RMSNorm: forward reads x, writes y; backward reads dy and x, writes dx (the weight
+// gradient is reduced in the same pass). Keeps its input (Korthikanti: 2sbh per norm).
+OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x) {
+  const double elements = static_cast<double>(x.norm_tokens * x.h);
+  OpCost op = memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e,
+                        to_bytes(elements * x.e));
+  op.params = norm_params(m);
+  op.bwd_kernels = 2;
+  return op;
+}
+
+// Residual add with hidden dropout (Megatron's fused bias-dropout-add). Keeps the 1-byte mask.
+OpCost dropout_add_op(std::string name, const Dims& x) {
+  const double elements = static_cast<double>(x.norm_tokens * x.h);
+  const double mask = x.dropout ? elements : 0;
+  return memory_op(std::move(name), 3 * elements * x.e + mask, 3 * elements * x.e + mask,
+                   to_bytes(mask));
+}
+
+void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape);
+void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x);
+
+}  // namespace
+
+std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
+  const Dims x = dims_of(m, shape);
+  const double stored_norm_out = static_cast<double>(x.norm_tokens * x.h) * x.e;
+  const I64 qkv_width = (x.q_heads + 2 * x.kv_heads) * x.d;
+  std::vector<OpCost> ops;
+  ops.push_back(norm_op("input_norm", m, x));
+  ops.push_back(matmul("qkv", {1, x.tokens, qkv_width, x.h}, x.e, m.qkv_bias, to_bytes(stored_norm_out)));
+  if (m.position == Position::rotary) {
+    const double rotated = static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d) * x.e;
+    ops.push_back(memory_op("rotary", 2 * rotated, 2 * rotated, 0));
+  }
+  add_attention_core(ops, x, shape);
+  ops.push_back(matmul("out_proj", {1, x.tokens, x.h, x.q_heads * x.d}, x.e, m.linear_bias,
+                       to_bytes(static_cast<double>(x.tokens * x.q_heads * x.d) * x.e)));
+  ops.push_back(dropout_add_op("attn_residual", x));
+  ops.push_back(norm_op("post_attn_norm", m, x));
+  add_mlp(ops, m, x);
+  ops.push_back(dropout_add_op("mlp_residual", x));
+  // Row-parallel biases (out_proj, mlp_down: n = h) are replicated, column-parallel ones split;
+  // matmul() counts n biases either way, which is right for both.
+  if (shape.recompute == Recompute::full) {
+    // Korthikanti et al. 2022 §4: full recompute keeps only the layer input (2sbh, /t with SP).
+    for (auto& op : ops) {
+      op.recompute = true;
+      op.activation_bytes = 0;
+    }
+    ops.front().activation_bytes = to_bytes(stored_norm_out);
+  }
+  return ops;
+}
+
+namespace {
+
+void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
+  const double q = static_cast<double>(x.tokens * x.q_heads * x.d) * x.e;
+  const double kv = static_cast<double>(x.tokens * x.kv_heads * x.d) * x.e;
+  // Scores Q·Kᵀ and context P·V: 2·b·s²·(a/t)·d each; FlashAttention-2 skips the masked half
+  // (Dao 2023). Its backward recomputes the scores: 5 GEMMs to the forward's 2, so 2.5×.
+  const double full = 4.0 * static_cast<double>(x.b * x.q_heads * x.d) * static_cast<double>(x.s * x.s);
+  OpCost op;
+  op.name = "attention";
+  op.kind = OpKind::flash_attention;
+  op.gemm = {x.b * x.q_heads, x.s, x.s, x.d};
+  op.fwd_flops = shape.causal_skip ? full / 2 : full;
+  op.bwd_input_flops = 2.5 * op.fwd_flops;
+  op.fwd_bytes = 2 * q + 2 * kv;             // read q, k, v; write o
+  op.bwd_input_bytes = 2 * (3 * q + 2 * kv);  // read q, k, v, o, do; write dq, dk, dv
+  // Keeps Q, K, V (6sbh/t for MHA); O is out_proj's stored input; no s² term (Korthikanti).
+  op.activation_bytes = to_bytes(q + 2 * kv);
+  op.recompute = shape.recompute == Recompute::selective;  // Megatron checkpoints core attention
+  op.bwd_kernels = 2;
+  ops.push_back(op);
+}
+
+// Megatron-LM's unfused core attention: baddbmm scores, fused scale+mask+softmax, dropout,
+// bmm context, then a permute to [s, b, h]. Scores are S = b·(a/t)·s² elements.
+void add_unfused_attention(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
+  const double q = static_cast<double>(x.tokens * x.q_heads * x.d) * x.e;
+  const double kv = static_cast<double>(x.tokens * x.kv_heads * x.d) * x.e;
+  const double scores = static_cast<double>(x.b * x.q_heads) * static_cast<double>(x.s * x.s);
+  const bool selective = shape.recompute == Recompute::selective;
+  auto bmm = [&](std::string name, GemmShape g, double fwd_bytes, double bwd_bytes, double stored) {
+    OpCost op;
+    op.name = std::move(name);
+    op.kind = OpKind::batched_matmul;
+    op.gemm = g;
+    op.fwd_flops = g.flops();
+    op.bwd_input_flops = 2 * g.flops();  // gradients of both operands
+    op.fwd_bytes = fwd_bytes;
+    op.bwd_input_bytes = bwd_bytes;
+    op.activation_bytes = to_bytes(stored);
+    op.recompute = selective;
+    op.bwd_kernels = 2;
+    return op;
+  };
+  // Keeps Q and K (Korthikanti: 4sbh/t).
+  ops.push_back(bmm("attn_scores", {x.b * x.q_heads, x.s, x.s, x.d}, q + kv + scores * x.e,
+                    scores * x.e + 2 * (q + kv), q + kv));
+  // Keeps its output for the softmax backward (2as²b/t), unless recomputed.
+  OpCost softmax = memory_op("attn_softmax", 2 * scores * x.e, 3 * scores * x.e,
+                             selective ? 0 : to_bytes(scores * x.e));
+  softmax.recompute = selective;
+  ops.push_back(softmax);
+  if (x.dropout) {  // keeps the 1-byte mask (as²b/t)
+    OpCost drop = memory_op("attn_dropout", 2 * scores * x.e + scores, 2 * scores * x.e + scores,
+                            selective ? 0 : to_bytes(scores));
+    drop.recompute = selective;
+    ops.push_back(drop);
+  }
+  // Keeps V and the dropped-out probabilities (2sbh/t + 2as²b/t; the softmax output already
+  // holds them when there is no dropout).
+  const double probs_stored = x.dropout && !selective ? scores * x.e : 0;
+  OpCost context = bmm("attn_context", {x.b * x.q_heads, x.s, x.d, x.s}, scores * x.e + kv + 3 * q,
+                       2 * scores * x.e + 2 * q + 2 * kv, kv + probs_stored);
+  context.fwd_kernels = 2;  // the bmm and the permute copy
+  ops.push_back(context);
+}
+
+void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
+  if (shape.flash_attention) add_flash_attention(ops, x, shape);
+  else add_unfused_attention(ops, x, shape);
+}
+
+void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x) {
+  const bool swiglu = m.activation == Activation::swiglu;
+  const I64 up_width = swiglu ? 2 * x.ffn : x.ffn;
+  const double stored_norm_out = static_cast<double>(x.norm_tokens * x.h) * x.e;
+  const double ffn_elements = static_cast<double>(x.tokens * x.ffn);
+  ops.push_back(matmul("mlp_up", {1, x.tokens, up_width, x.h}, x.e, m.linear_bias, to_bytes(stored_norm_out)));
+  // GELU (fused with the bias): reads and writes f; keeps its input (8sbh/t for f = 4h).
+  // SwiGLU: reads gate and up, writes silu(gate)·up; keeps both inputs.
+  const double in = (swiglu ? 2 : 1) * ffn_elements * x.e, out = ffn_elements * x.e;
+  ops.push_back(memory_op(swiglu ? "swiglu" : "gelu", in + out, 2 * in + out, to_bytes(in)));
+  ops.push_back(matmul("mlp_down", {1, x.tokens, x.h, x.ffn}, x.e, m.linear_bias, to_bytes(out)));
+}
+
+}  // namespace
+
+std::vector<OpCost> embedding_ops(const ModelSpec& m, const LayerShape& shape) {
+  const Dims x = dims_of(m, shape);
+  const double out = static_cast<double>(x.norm_tokens * x.h) * x.e;
+  const int tables = m.position == Position::learned ? 2 : 1;
+  // Gathers `tables` rows per token and writes their sum; the dropout mask is kept.
+  OpCost op = memory_op("embedding", (tables + 1) * out, 0, x.dropout ? to_bytes(out / x.e) : 0);
+  op.bwd_weight_bytes = (2 * tables + 1) * out;  // scatter-add of the output gradient into the tables
+  op.params = (m.vocab / x.tp + (tables == 2 ? m.max_seq : 0)) * m.hidden;
+  return {op};
+}
+
+std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape) {
+  const Dims x = dims_of(m, shape);
+  std::vector<OpCost> ops{norm_op("final_norm", m, x)};
+  const I64 vocab_shard = m.vocab / x.tp;
+  // With tied embeddings this is the embedding matrix again (a copy on the last stage under PP).
+  ops.push_back(matmul("logits", {1, x.tokens, vocab_shard, x.h}, x.e, false,
+                       to_bytes(static_cast<double>(x.norm_tokens * x.h) * x.e)));
+  // Megatron's vocab-parallel cross entropy: logits cast to fp32 (4sbV/t kept, Korthikanti §4.3),
+  // a max and a sum-exp pass; backward writes softmax − one-hot in 16-bit.
+  const double elements = static_cast<double>(x.tokens * vocab_shard);
+  ops.push_back(memory_op("cross_entropy", elements * (x.e + 4 + 2 * 4), elements * (4 + x.e),
+                          to_bytes(4 * elements), 3));
+  return ops;
+}
+
+OpTotals sum_ops(const std::vector<OpCost>& ops) {
+  OpTotals t;
+  for (const auto& op : ops) {
+    t.fwd_flops += op.fwd_flops;
+    t.bwd_input_flops += op.bwd_input_flops;
+    t.bwd_weight_flops += op.bwd_weight_flops;
+    if (op.recompute) t.recompute_flops += op.fwd_flops;
+    t.fwd_bytes += op.fwd_bytes;
+    t.bwd_bytes += op.bwd_input_bytes + op.bwd_weight_bytes;
+    t.activation_bytes += op.activation_bytes;
+    t.params += op.params;
+  }
+  return t;
+}
+
+}  // namespace stepsim::models

@@ -1,0 +1,95 @@
+// The work of one transformer layer (and of the embedding and the logits+loss head) on one
+// tensor-parallel rank for one microbatch, op by op: FLOPs, bytes moved through HBM, and the
+// activation bytes kept for backward. Counts are per rank: a TP rank holds a/t heads and f/t of
+// the MLP; with sequence parallelism norms and dropouts run on s/t tokens. Communication (TP
+// all-reduce, SP all-gather/reduce-scatter) is not here: sim/plan inserts it between ops.
+//
+// Backward is split as Zero Bubble needs it (Qi et al. 2024): bwd_input = gradients w.r.t. the
+// op's inputs (B), bwd_weight = gradients w.r.t. its parameters (W). For a matmul each equals the
+// forward FLOPs; ops without weights have bwd_weight == 0.
+//
+// Standard counts (Narayanan et al. SC'21, Korthikanti et al. 2022), per layer without TP:
+// QKV 2·b·s·h·(h + 2·g·d); scores and context 2·b·s²·h each (×½ with causal_skip under flash
+// attention); output 2·b·s·h²; MLP 4·b·s·h·f (GELU) or 6·b·s·h·f (SwiGLU); logits 2·b·s·h·V.
+// Activation bytes per layer add up to Korthikanti's sbh(34 + 5as/h) for a GPT layer
+// (tests/models/layer_ops_test.cpp checks every mode).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/model_spec.hpp"
+
+namespace stepsim::models {
+
+/// What is re-run in backward: none; selective = the attention core (Korthikanti et al. 2022);
+/// full = the whole layer, keeping only its input.
+enum class Recompute { none, selective, full };
+const char* to_string(Recompute r);
+
+enum class OpKind {
+  matmul,           ///< a GEMM with weights: bwd_input (dX) and bwd_weight (dW)
+  batched_matmul,   ///< a GEMM of two activations (attention scores/context): both grads are B
+  flash_attention,  ///< fused scores+softmax+context (FlashAttention-2)
+  memory,           ///< bandwidth-bound: norms, softmax, activation, dropout+residual, loss
+};
+const char* to_string(OpKind k);
+
+/// C[m×n] = A[m×k] · B[k×n], `batch` times (a batched GEMM shares the shape).
+struct GemmShape {
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  double flops() const { return 2.0 * static_cast<double>(batch * m) * static_cast<double>(n * k); }
+  auto operator<=>(const GemmShape&) const = default;
+};
+
+struct LayerShape {
+  std::int64_t micro_batch = 1;     ///< b, sequences per microbatch
+  std::int64_t seq = 2048;          ///< s, tokens per sequence
+  int tp = 1;                       ///< t, tensor-parallel ranks sharing the layer
+  bool sequence_parallel = false;   ///< norms/dropouts on s/t tokens (Korthikanti et al.)
+  Recompute recompute = Recompute::none;
+  bool flash_attention = true;      ///< fused attention core; false = Megatron's unfused path
+  /// Flash attention skips the masked upper half of the causal score matrix (FlashAttention-2
+  /// does); Megatron's FLOP formula counts the full s². The unfused path always computes all s².
+  bool causal_skip = true;
+  int bytes_per_element = 2;        ///< activations and weights in 16-bit
+
+  auto operator<=>(const LayerShape&) const = default;
+};
+
+struct OpCost {
+  std::string name;                  ///< "qkv", "attention", "mlp_down", …
+  OpKind kind = OpKind::memory;
+  GemmShape gemm;                    ///< forward GEMM of (batched_)matmul ops; empty otherwise
+  double fwd_flops = 0;
+  double bwd_input_flops = 0;        ///< B: gradients of the op's inputs
+  double bwd_weight_flops = 0;       ///< W: gradients of its parameters
+  double fwd_bytes = 0;              ///< HBM bytes read + written
+  double bwd_input_bytes = 0;
+  double bwd_weight_bytes = 0;
+  std::int64_t activation_bytes = 0; ///< kept from forward until this op's backward
+  std::int64_t params = 0;           ///< parameters this rank holds for the op
+  bool recompute = false;            ///< forward re-runs before backward (recompute mode)
+  int fwd_kernels = 1;               ///< kernel launches, for launch overhead
+  int bwd_kernels = 1;               ///< B and W launches together
+
+  bool is_matmul() const { return kind == OpKind::matmul || kind == OpKind::batched_matmul; }
+};
+
+/// Requires: shape.tp divides heads and ffn_hidden; micro_batch, seq >= 1.
+std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape);
+/// First stage: token (+ learned position) embedding lookup and its dropout.
+std::vector<OpCost> embedding_ops(const ModelSpec& m, const LayerShape& shape);
+/// Last stage: final norm, logits GEMM (vocab split over TP), cross-entropy loss.
+std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape);
+
+/// Sums over ops (one layer's, or a stage's concatenated lists).
+struct OpTotals {
+  double fwd_flops = 0, bwd_input_flops = 0, bwd_weight_flops = 0, recompute_flops = 0;
+  double fwd_bytes = 0, bwd_bytes = 0;
+  std::int64_t activation_bytes = 0, params = 0;
+};
+OpTotals sum_ops(const std::vector<OpCost>& ops);
+
+}  // namespace stepsim::models

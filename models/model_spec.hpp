@@ -1,0 +1,68 @@
+// A decoder-only transformer as the simulator sees it: its shape, and the parameter counts that
+// follow from it. Plain data; read from presets, model YAML or a HuggingFace config.json by
+// model_yaml.hpp. Counts are exact integers (no rounding); FLOPs and bytes live in layer_ops.hpp.
+//
+// Invariants (checked by the readers): layers, hidden, heads, kv_heads, head_dim, ffn_hidden,
+// vocab > 0; heads % kv_heads == 0; max_seq > 0 when position == learned.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace stepsim::models {
+
+/// MLP kind. GELU: two matrices h→f→h. SwiGLU: three (gate, up, down), silu(gate)·up.
+enum class Activation { gelu, swiglu };
+enum class Norm { layernorm, rmsnorm };
+/// Learned absolute positions add a max_seq × hidden table; the others add no parameters.
+enum class Position { learned, rotary, alibi, none };
+
+struct ModelSpec {
+  std::string name;                    ///< preset or file name, for reports
+  std::string source;                  ///< citation of the architecture numbers
+  double published_params = 0;         ///< the count the source quotes; 0 = none quoted
+  int layers = 0;                      ///< transformer layers L
+  std::int64_t hidden = 0;             ///< model width h
+  int heads = 0;                       ///< query heads a
+  int kv_heads = 0;                    ///< key/value heads g (GQA: g < a; MHA: g == a)
+  std::int64_t head_dim = 0;           ///< d; usually h / a
+  std::int64_t ffn_hidden = 0;         ///< MLP width f
+  std::int64_t vocab = 0;              ///< V, as padded by the framework
+  std::int64_t max_seq = 0;            ///< rows of a learned position table; 0 = none
+  Activation activation = Activation::gelu;
+  Norm norm = Norm::layernorm;
+  Position position = Position::learned;
+  bool tied_embeddings = true;         ///< logits reuse the input embedding matrix
+  bool linear_bias = true;             ///< biases on output projection and MLP matrices
+  bool qkv_bias = true;                ///< biases on the QKV projection (Qwen2: yes, Llama: no)
+  bool norm_bias = true;               ///< LayerNorm has a bias (beta); RMSNorm never does
+  bool dropout = true;                 ///< attention and hidden dropout run (GPT/Megatron: yes)
+
+  auto operator<=>(const ModelSpec&) const = default;
+};
+
+const char* to_string(Activation a);
+const char* to_string(Norm n);
+const char* to_string(Position p);
+
+// --- parameter counts (whole model, no parallelism) ---------------------------------------------
+
+/// Q, K, V and output projection weights and biases of one layer: h·(a·d) + 2·h·(g·d) + (a·d)·h.
+std::int64_t attention_params(const ModelSpec& m);
+/// MLP weights and biases of one layer: 2·h·f (GELU) or 3·h·f (SwiGLU), plus biases.
+std::int64_t mlp_params(const ModelSpec& m);
+/// One norm's weights: h (RMSNorm, or LayerNorm without bias) or 2h.
+std::int64_t norm_params(const ModelSpec& m);
+/// One transformer layer: attention + MLP + two norms.
+std::int64_t params_per_layer(const ModelSpec& m);
+/// Token (V·h) plus learned position (max_seq·h) tables.
+std::int64_t embedding_params(const ModelSpec& m);
+/// Output projection V·h when untied, else 0; plus the final norm.
+std::int64_t head_params(const ModelSpec& m);
+/// Everything: embedding + L layers + final norm + untied output projection.
+std::int64_t total_params(const ModelSpec& m);
+/// Parameters one TP rank holds of one layer: the matrices (and column-parallel biases) split t
+/// ways, norms and row-parallel biases replicated (Megatron-LM's layout).
+std::int64_t params_per_layer_per_rank(const ModelSpec& m, int tp);
+
+}  // namespace stepsim::models

@@ -1,0 +1,41 @@
+// Reading a model: a preset name (`llama-2-7b`), a model YAML file, a HuggingFace config.json, or
+// a scenario's `model:` value (any of those, or an inline mapping, optionally `preset:` plus
+// overrides). Every mistake is a config::ConfigError with `file:line:column: key.path: …`.
+//
+// Model YAML keys (models/presets/*.yaml are examples, each citing its source):
+//   layers, hidden, heads, vocab                     required
+//   kv_heads (= heads), head_dim (= hidden/heads), ffn_hidden (= 4·hidden)
+//   activation: gelu | swiglu (gelu)   norm: layernorm | rmsnorm (layernorm)
+//   position: learned | rotary | alibi | none (learned; learned needs max_seq)
+//   tied_embeddings (true), bias (true), qkv_bias (= bias), norm_bias (= bias), dropout (true)
+//   name, source, published_params (a count such as 6.74B)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/model_spec.hpp"
+#include "sim/config/yaml_field.hpp"
+
+namespace stepsim::models {
+
+/// A preset name, or a path to a model YAML or config.json (relative to the working directory).
+ModelSpec load_model(const std::string& preset_or_path);
+/// A scenario's `model:` value: a preset name or path (a relative path is also tried next to the
+/// scenario file), or a mapping in the model YAML format.
+ModelSpec read_model(const config::Field& field);
+/// Names of the presets in models/presets/, sorted.
+std::vector<std::string> model_preset_names();
+
+/// The model YAML format at `root` (a mapping). `default_name` when it has no `name:`.
+ModelSpec read_model_yaml(const config::Field& root, const std::string& default_name);
+/// A HuggingFace config.json already parsed (Llama, Mistral, Qwen2, GPT-NeoX, GPT-2, MPT, BLOOM);
+/// unknown keys are ignored (config.json files carry many we do not need).
+ModelSpec read_hf_config(const config::Field& root, const std::string& default_name);
+/// True when `root` looks like a HuggingFace config (it has `model_type` or `architectures`).
+bool is_hf_config(const config::Field& root);
+
+/// Checks the invariants of model_spec.hpp; errors point at `where` (the model's mapping).
+void validate_model(const ModelSpec& m, const config::Field& where);
+
+}  // namespace stepsim::models
