@@ -1,0 +1,148 @@
+#include <doctest/doctest.h>
+
+#include "models/flops.hpp"
+#include "models/layer_ops.hpp"
+#include "models/memory.hpp"
+#include "models/model_yaml.hpp"
+
+namespace stepsim::models {
+namespace {
+
+// A GPT layer as in Megatron/Korthikanti: h 6144, a 64, f 4h, V 51200, dropout, biases.
+ModelSpec gpt22b() { return load_model("korthikanti-22b"); }
+
+double op_flops(const std::vector<OpCost>& ops, const std::string& name) {
+  for (const auto& op : ops)
+    if (op.name == name) return op.fwd_flops;
+  FAIL("no op " << name);
+  return 0;
+}
+
+TEST_CASE("a GPT layer's F, B and W FLOPs are Zero Bubble's Table 1 formulas") {
+  // Qi et al. 2024 Table 1: F = sbh(24h + 4s), B = sbh(24h + 8s), W = sbh(24h) per layer
+  // (Megatron's unfused attention computes all s² scores).
+  const ModelSpec m = gpt22b();
+  const double s = 2048, b = 4, h = 6144;
+  const OpTotals t = sum_ops(layer_ops(m, {.micro_batch = 4, .seq = 2048, .flash_attention = false}));
+  CHECK(t.fwd_flops == doctest::Approx(s * b * h * (24 * h + 4 * s)).epsilon(1e-12));
+  CHECK(t.bwd_input_flops == doctest::Approx(s * b * h * (24 * h + 8 * s)).epsilon(1e-12));
+  CHECK(t.bwd_weight_flops == doctest::Approx(s * b * h * 24 * h).epsilon(1e-12));
+}
+
+TEST_CASE("standard per-op FLOP counts: GQA, SwiGLU, causal flash attention, logits") {
+  const ModelSpec m = load_model("llama-3-8b");  // h 4096, a 32, g 8, d 128, f 14336, V 128256
+  const double b = 2, s = 4096, h = 4096, g = 8, d = 128, f = 14336, V = 128256;
+  const LayerShape shape{.micro_batch = 2, .seq = 4096, .tp = 2};
+  const auto ops = layer_ops(m, shape);
+  // Per TP rank (t = 2): QKV 2bsh(h + 2gd)/t, output 2bsh²/t, MLP 6bshf/t (SwiGLU).
+  CHECK(op_flops(ops, "qkv") == doctest::Approx(2 * b * s * h * (h + 2 * g * d) / 2));
+  CHECK(op_flops(ops, "out_proj") == doctest::Approx(2 * b * s * h * h / 2));
+  CHECK(op_flops(ops, "mlp_up") + op_flops(ops, "mlp_down") == doctest::Approx(6 * b * s * h * f / 2));
+  // Scores + context 4bs²h/t, halved by FlashAttention-2's causal block skipping; backward 2.5×.
+  CHECK(op_flops(ops, "attention") == doctest::Approx(4 * b * s * s * h / 2 / 2));
+  LayerShape full_scores = shape;
+  full_scores.causal_skip = false;
+  const auto full_ops = layer_ops(m, full_scores);
+  CHECK(op_flops(full_ops, "attention") == doctest::Approx(4 * b * s * s * h / 2));
+  for (const auto& op : full_ops)
+    if (op.name == "attention") {
+      CHECK(op.bwd_input_flops == doctest::Approx(2.5 * op.fwd_flops));
+      CHECK(op.bwd_weight_flops == 0);
+    }
+  // Logits 2bshV over V/t columns.
+  CHECK(op_flops(logits_ops(m, shape), "logits") == doctest::Approx(2 * b * s * h * V / 2));
+}
+
+TEST_CASE("per-op activation bytes add up to Korthikanti's per-layer formulas") {
+  const ModelSpec m = gpt22b();
+  const double s = 2048, b = 4, h = 6144, a = 64;
+  struct Case {
+    int t;
+    bool sp;
+    Recompute r;
+  };
+  for (const Case c : {Case{1, false, Recompute::none}, Case{8, false, Recompute::none}, Case{8, true, Recompute::none},
+                       Case{8, true, Recompute::selective}, Case{8, false, Recompute::selective},
+                       Case{1, false, Recompute::full}}) {
+    CAPTURE(c.t);
+    CAPTURE(c.sp);
+    CAPTURE(std::string(to_string(c.r)));
+    const LayerShape shape{.micro_batch = 4, .seq = 2048, .tp = c.t, .sequence_parallel = c.sp, .recompute = c.r,
+                           .flash_attention = false};
+    const double formula = korthikanti_activation_bytes(s, b, h, a, c.t, c.sp, c.r);
+    // Equal up to the rounding of 5as/(ht) in doubles (the per-op bytes are whole numbers).
+    CHECK(static_cast<double>(sum_ops(layer_ops(m, shape)).activation_bytes) == doctest::Approx(formula).epsilon(1e-14));
+  }
+  // Flash attention keeps no s² term: the selective figure 34sbh/t with SP.
+  const LayerShape flash{.micro_batch = 4, .seq = 2048, .tp = 8, .sequence_parallel = true};
+  CHECK(static_cast<double>(sum_ops(layer_ops(m, flash)).activation_bytes) == 34 * s * b * h / 8);
+}
+
+TEST_CASE("Korthikanti's activation formulas, evaluated by hand") {
+  // s 2048, b 1, h 12288, a 96 (GPT-3 175B), t 8: sbh = 2048·12288 = 25,165,824;
+  // 5as/h = 5·96·2048/12288 = 80, so 5as/(ht) = 10; 24/t = 3; 34/t = 4.25.
+  const double sbh = 25'165'824;
+  CHECK(korthikanti_activation_bytes(2048, 1, 12288, 96, 1, false, Recompute::none) == sbh * (34 + 80));
+  CHECK(korthikanti_activation_bytes(2048, 1, 12288, 96, 8, false, Recompute::none) == sbh * (10 + 3 + 10));
+  CHECK(korthikanti_activation_bytes(2048, 1, 12288, 96, 8, true, Recompute::none) == sbh * (4.25 + 10));
+  CHECK(korthikanti_activation_bytes(2048, 1, 12288, 96, 8, true, Recompute::selective) == sbh * 4.25);
+  CHECK(korthikanti_activation_bytes(2048, 1, 12288, 96, 8, false, Recompute::selective) == sbh * 13);
+  CHECK(korthikanti_activation_bytes(2048, 1, 12288, 96, 8, true, Recompute::full) == 2 * sbh);
+}
+
+TEST_CASE("Megatron's FLOP formulas equal the per-op counts") {
+  const ModelSpec m = load_model("gpt3-175b");
+  const double B = 3, L = 96, s = 2048, h = 12288, V = 51200;
+  const LayerShape shape{.micro_batch = 3, .seq = 2048, .flash_attention = false};
+  const OpTotals layer = sum_ops(layer_ops(m, shape));
+  const double logits = sum_ops(logits_ops(m, shape)).fwd_flops;
+  // Model FLOPs (MFU): forward + backward = 3 × forward for every matmul, attention included.
+  CHECK(megatron_model_flops(B, L, s, h, V) == doctest::Approx(3 * (L * layer.fwd_flops + logits)).epsilon(1e-12));
+  // Full recompute (HFU, SC'21 eq. 3): one more forward of every layer, not of the logits.
+  CHECK(megatron_hardware_flops_full_recompute(B, L, s, h, V) ==
+        doctest::Approx(4 * L * layer.fwd_flops + 3 * logits).epsilon(1e-12));
+  // Selective (HFU): our ops re-run the attention core's forward once, 4·B·s²·h per layer ...
+  LayerShape selective = shape;
+  selective.recompute = Recompute::selective;
+  CHECK(sum_ops(layer_ops(m, selective)).recompute_flops == doctest::Approx(4 * B * s * s * h).epsilon(1e-12));
+  // ... while Korthikanti's appendix-A formula adds 72·B·L·s²·h/(6h)·h = 12·B·L·s²·h, three times
+  // that: the paper's HFU counts more than the recompute we model (its s/(3h) doubles s/(6h)).
+  CHECK(megatron_hardware_flops_selective(B, L, s, h, V) - megatron_model_flops(B, L, s, h, V) ==
+        doctest::Approx(12 * B * L * s * s * h).epsilon(1e-9));
+  // Per token this is 6N + 12·L·h·s with N ≈ 174.6e9 (within 1 %: 6N also counts the embeddings).
+  CHECK(megatron_model_flops(1, 96, 2048, 12288, 51200) / 2048 == doctest::Approx(6 * 174.6e9 + 12.0 * 96 * 12288 * 2048).epsilon(0.01));
+}
+
+TEST_CASE("6N + attention FLOPs per token (MosaicML's MFU formula)") {
+  // MPT-7B at s 2048: 6·N + 12·L·h·s = 6·6,657,355,776 + 12·32·4096·2048.
+  const ModelSpec m = load_model("mpt-7b");
+  const double n = static_cast<double>(total_params(m));
+  CHECK(model_flops_per_token(m, 2048) == doctest::Approx(6 * n + 12.0 * 32 * 4096 * 2048));
+  CHECK(hardware_flops_per_token_full_recompute(m, 2048) == doctest::Approx(8 * n + 16.0 * 32 * 4096 * 2048));
+}
+
+TEST_CASE("model states of mixed-precision Adam per ZeRO stage") {
+  // 1e9 parameters over dp 8: 2 + 2 + 12 bytes each; stage 1 shards the 12, stage 2 the grads,
+  // stage 3 the parameters too.
+  const std::int64_t n = 1'000'000'000;
+  CHECK(model_state_bytes(n, 0, 8).total() == 16 * n);
+  CHECK(model_state_bytes(n, 1, 8).total() == 4 * n + 12 * n / 8);
+  CHECK(model_state_bytes(n, 2, 8).total() == 2 * n + 14 * n / 8);
+  CHECK(model_state_bytes(n, 3, 8).total() == 16 * n / 8);
+  // Megatron's fp32 main gradients: 2 + 4 + 12.
+  CHECK(model_state_bytes(n, 0, 8, GradPrecision::fp32).total() == 18 * n);
+  CHECK(model_state_bytes(n, 2, 8, GradPrecision::fp32).total() == 2 * n + 16 * n / 8);
+}
+
+TEST_CASE("parameters per TP rank: matrices split, norms and row-parallel biases replicated") {
+  const ModelSpec m = gpt22b();
+  const std::int64_t h = 6144;
+  // 12h² + 7h split over 8 (QKV and fc1 biases are column-parallel: 3h + 4h), 6h replicated
+  // (two LayerNorms 4h, out_proj and fc2 biases 2h).
+  CHECK(params_per_layer_per_rank(m, 8) == (12 * h * h + 7 * h) / 8 + 6 * h);
+  CHECK(params_per_layer_per_rank(m, 1) == params_per_layer(m));
+  CHECK(sum_ops(layer_ops(m, {.tp = 8})).params == params_per_layer_per_rank(m, 8));
+}
+
+}  // namespace
+}  // namespace stepsim::models
