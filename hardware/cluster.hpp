@@ -43,6 +43,10 @@ struct Cluster {
   std::vector<Node> nodes;
   std::vector<Link> links;
   std::vector<int> gpu_nodes;      ///< node index of each GPU
+  /// False when GPUs cannot reach each other's memory over PCIe (GeForce on the stock driver):
+  /// every route from a GPU then passes through a CPU, i.e. is staged in host memory, unless it
+  /// arrives over NVLink (a bridge still does P2P). router.hpp.
+  bool gpu_p2p = true;
 
   int gpu_count() const { return static_cast<int>(gpu_nodes.size()); }
   int server_of(int gpu) const { return gpu / gpus_per_server; }

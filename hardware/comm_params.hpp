@@ -22,6 +22,11 @@ struct CommParams {
   std::int64_t nvls_latency_ps = 10'000'000;
   // Fixed cost of launching one collective (kernel launch + setup).
   std::int64_t launch_latency_ps = 5'000'000;
+  // Pipeline slice of the step-by-step simulation: NCCL's Simple protocol moves one buffer slot
+  // per step, 4 MiB buffer / 8 steps = 512 KiB (NCCL_BUFFSIZE, NCCL_STEPS in src/include/
+  // collectives.h); sim/comm cuts each algorithm step into slices of this size (capped per
+  // algorithm) so that later steps overlap earlier ones.
+  std::int64_t pipeline_chunk_bytes = 512 * 1024;
 };
 
 }  // namespace stepsim::hw

@@ -32,6 +32,16 @@ struct GpuSpec {
   std::int64_t launch_overhead_ps = 0;   ///< per kernel, added to each op's time
   double comm_slowdown = 0.0;            ///< compute runs (1 + x) slower while communication runs
   double price_per_hour = 0.0;           ///< USD per GPU-hour; 0 = unknown
+  // The GPU's own links, for building servers and importing `nvidia-smi topo -m` (added by issue 4):
+  int nvlink_links = 0;                  ///< NVLink links per GPU (bridge links on PCIe cards); 0 = none
+  double nvlink_bytes_per_s = 0;         ///< all of them together, per direction; 0 = none
+  int pcie_generation = 0;               ///< host interface, x16
+  double pcie_bytes_per_s = 0;           ///< x16 link, per direction
+
+  /// Per-direction bandwidth of one NVLink link; 0 when the GPU has none.
+  double nvlink_link_bytes_per_s() const {
+    return nvlink_links > 0 ? nvlink_bytes_per_s / nvlink_links : 0.0;
+  }
 };
 
 }  // namespace stepsim::hw

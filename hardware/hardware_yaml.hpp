@@ -19,6 +19,8 @@ struct ClusterShape {
 
 /// `name_or_path`: a preset name or a path to a hardware YAML file.
 Cluster load_cluster(const std::string& name_or_path, const ClusterShape& shape = {});
+/// A hardware YAML document given as text (`topo import` output, tests); `name` names it in errors.
+Cluster load_cluster_text(const std::string& yaml, const std::string& name, const ClusterShape& shape = {});
 /// A scenario's `hardware:` value: a preset name string, or a mapping.
 Cluster read_cluster(const config::Field& field);
 /// Names of the built-in presets, for help text and "did you mean".

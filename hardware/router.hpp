@@ -1,8 +1,16 @@
 // Routes between GPUs on a Cluster's graph (Boost.Graph inside): shortest paths by hop count,
 // all equal-cost ones where the topology has several (NVSwitch planes, ECMP in fat trees).
 // Computed once per source GPU on first use and cached; the Router must not outlive its Cluster.
+//
+// "Shortest" is lexicographic: fewest links that are not NVLink (a link into a CPU counting as
+// two, as NCCL ranks host-bridge paths last), then fewest links. So two GPUs on one NVSwitch talk
+// over NVLink even though a shared PCIe switch is as many hops away, as NCCL does. A route never passes through a third GPU (no GPU forwards traffic). When the cluster has
+// no GPU peer-to-peer over PCIe (Cluster::gpu_p2p false), every route that does not arrive over
+// NVLink passes through a CPU: the transfer is staged in host memory. Complexity: one Dijkstra per source, O(E log V); routes to a
+// destination are enumerated from its predecessor DAG on first request.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "hardware/cluster.hpp"
@@ -19,12 +27,16 @@ class Router {
   /// may be split evenly across them). Requires: from != to, both valid GPUs, connected.
   const std::vector<Route>& routes(int from, int to) const;
   /// Bandwidth a single transfer from `from` to `to` can get on an idle machine: the bottleneck of
-  /// each route, summed over the equal-cost routes (bytes/s, per direction).
+  /// each route, summed over the equal-cost routes (bytes/s, per direction). Routes that share a
+  /// link share it: with the flow split evenly over n routes, this is n · min over links of
+  /// (capacity / routes using it), which is the plain sum when the routes are disjoint.
   double bottleneck_bytes_per_s(int from, int to) const;
   const Cluster& cluster() const { return cluster_; }
 
  private:
+  struct Graph;  // the Boost.Graph and per-source predecessor DAGs (router.cpp)
   const Cluster& cluster_;
+  std::shared_ptr<Graph> graph_;
   mutable std::vector<std::vector<std::vector<Route>>> cache_;  // [from][to] -> routes
 };
 

@@ -1,0 +1,25 @@
+// Internal to hardware/: the pieces of the hardware YAML reader, split over files by section.
+// Each takes a positioned Field and throws ConfigError at the offending value.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hardware/cluster_template.hpp"
+#include "sim/config/yaml_field.hpp"
+
+namespace stepsim::hw {
+
+/// Looks a GPU up in hardware/gpus.yaml by name or alias (case-insensitive); an unknown name is
+/// a ConfigError at `where` with "did you mean" and the list of GPUs.
+GpuSpec find_gpu_spec(const std::string& name, const config::SourcePos& where, const std::string& key_path);
+/// Every GPU of gpus.yaml, read in full (tests use it to check the whole file).
+std::vector<GpuSpec> load_all_gpu_specs();
+
+/// Overwrites the fields of `into` that `f` (a `comm:` mapping) sets.
+void read_comm_params(const config::Field& f, CommParams& into);
+/// `server:` in either form; GPU figures fill what a template leaves out.
+std::variant<ServerTemplate, ExplicitServer> read_server(const config::Field& f, const GpuSpec& gpu);
+NetworkTemplate read_network(const config::Field& f);
+
+}  // namespace stepsim::hw
