@@ -4,10 +4,12 @@ namespace stepsim::cli {
 
 // One declaration and one row per command; a command that does not work yet is not listed.
 int run_version(const Args& args);
+int run_topo(const Args& args);
 
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> kCommands{
       {"version", "print the version", run_version},
+      {"topo", "show a hardware topology, or import nvidia-smi topo -m", run_topo},
   };
   return kCommands;
 }
