@@ -1,0 +1,68 @@
+// Pins hardware/gpus.yaml: every entry reads, and the figures issue 4 names are the cited ones.
+#include <doctest/doctest.h>
+
+#include "hardware/hardware_readers.hpp"
+#include "hardware/hardware_yaml.hpp"
+
+namespace stepsim::hw {
+namespace {
+
+constexpr double kT = 1e12;  // TFLOP/s
+constexpr double kG = 1e9;   // GB/s
+constexpr std::int64_t kGiB = 1LL << 30;
+
+TEST_CASE("every GPU in gpus.yaml reads in full, with memory, bandwidth, SMs and PCIe") {
+  const auto all = load_all_gpu_specs();
+  CHECK(all.size() == 14);
+  for (const auto& g : all) {
+    CAPTURE(g.name);
+    CHECK(g.peak.fp16 > 0);
+    CHECK(g.memory_bytes > 0);
+    CHECK(g.memory_bytes_per_s > 0);
+    CHECK(g.sm_count > 0);
+    CHECK(g.pcie_bytes_per_s > 0);
+    CHECK(g.launch_overhead_ps == 4'000'000);  // defaults: 4us
+  }
+}
+
+TEST_CASE("A100 SXM 80GB: README 9 figures and the MAMF efficiency") {
+  const GpuSpec g = load_gpu_spec("a100-80gb");  // an alias, any case
+  CHECK(g.name == "A100-SXM4-80GB");
+  CHECK(g.peak.of(Dtype::bf16) == doctest::Approx(312 * kT));
+  CHECK(g.peak.of(Dtype::tf32) == doctest::Approx(156 * kT));
+  CHECK(g.peak.of(Dtype::fp8) == 0);  // Ampere has no FP8
+  CHECK(g.memory_bytes == 80 * kGiB);
+  CHECK(g.memory_bytes_per_s == doctest::Approx(2039 * kG));
+  CHECK(g.matmul_efficiency == doctest::Approx(0.869));  // 271.2 / 312 = 0.8692
+  CHECK(g.sm_count == 108);
+  CHECK(g.nvlink_link_bytes_per_s() == doctest::Approx(25 * kG));  // 300 GB/s over 12 links
+  CHECK(g.pcie_bytes_per_s == doctest::Approx(31.5 * kG));
+}
+
+TEST_CASE("MAMF efficiencies and SM counts of the other GPUs") {
+  CHECK(load_gpu_spec("A100-PCIE-80GB").matmul_efficiency == doctest::Approx(0.811));  // 252.9 / 312
+  CHECK(load_gpu_spec("H100-SXM5-80GB").matmul_efficiency == doctest::Approx(0.803));  // 794.5 / 989
+  CHECK(load_gpu_spec("H100-SXM5-80GB").peak.fp8 == doctest::Approx(1979 * kT));
+  CHECK(load_gpu_spec("H100-PCIE-80GB").sm_count == 114);
+  CHECK(load_gpu_spec("h200").memory_bytes == 141'000'000'000LL);
+  CHECK(load_gpu_spec("h800").nvlink_bytes_per_s == doctest::Approx(200 * kG));
+  CHECK(load_gpu_spec("l40s").nvlink_links == 0);
+  CHECK(load_gpu_spec("rtx-a6000").nvlink_link_bytes_per_s() == doctest::Approx(14.0625 * kG));  // 56.25 / 4
+  CHECK(load_gpu_spec("rtx4090").sm_count == 128);
+  CHECK(load_gpu_spec("rtx3090").sm_count == 82);
+  const GpuSpec v100 = load_gpu_spec("v100");
+  CHECK(v100.peak.bf16 == 0);  // no BF16 on Volta
+  CHECK(v100.peak.tf32 == 0);
+  CHECK(v100.matmul_efficiency == doctest::Approx(0.8));  // no MAMF figure: the default
+}
+
+TEST_CASE("an unknown GPU names the closest and lists them all") {
+  CHECK_THROWS_WITH(load_gpu_spec("A100-SXM4-80G"),
+                    "unknown GPU 'A100-SXM4-80G'; did you mean 'A100-SXM4-80GB'? (known GPUs: V100-SXM2-16GB, "
+                    "V100-SXM2-32GB, A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, "
+                    "H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, "
+                    "RTX-3090)");
+}
+
+}  // namespace
+}  // namespace stepsim::hw

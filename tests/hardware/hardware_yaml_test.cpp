@@ -1,0 +1,118 @@
+// Hardware YAML: the forms a cluster is written in, and the exact message of each mistake.
+#include <doctest/doctest.h>
+
+#include "hardware/hardware_yaml.hpp"
+
+namespace stepsim::hw {
+namespace {
+
+const char* const kPair = R"yaml(
+gpu: RTX-3090
+price_per_gpu_hour: 0.5
+server:
+  p2p: false
+  nodes:
+    - {name: gpu0, kind: gpu}
+    - {name: gpu1, kind: gpu}
+    - {name: cpu0, kind: cpu}
+  links:
+    - {from: gpu0, to: gpu1, kind: nvlink, lanes: 4, bandwidth: 56.25GB/s, label: NV4}
+    - {from: gpu0, to: cpu0, kind: pcie, bandwidth: 31.5GB/s, latency: 250ns}
+    - {from: gpu1, to: cpu0, kind: pcie, bandwidth: 31.5GB/s}
+comm:
+  ring_step_latency: 7us
+  nvlink_efficiency: 0.7
+)yaml";
+
+TEST_CASE("a server drawn link by link: nodes, both directions of each link, comm and price") {
+  const Cluster c = load_cluster_text(kPair, "pair.yaml");
+  CHECK(c.name == "pair.yaml");
+  CHECK(c.gpu_count() == 2);
+  CHECK(c.nodes.size() == 3);
+  REQUIRE(c.links.size() == 6);  // 3 physical links, each both ways
+  CHECK(c.links[1].from == 1);
+  CHECK(c.links[1].to == 0);
+  CHECK(c.links[1].bytes_per_s == doctest::Approx(56.25e9));
+  CHECK(c.links[2].latency_ps == 250'000);
+  CHECK_FALSE(c.gpu_p2p);
+  CHECK(c.comm.ring_step_latency_ps == 7'000'000);
+  CHECK(c.comm.nvlink_efficiency == doctest::Approx(0.7));
+  CHECK(c.comm.tree_step_latency_ps == CommParams{}.tree_step_latency_ps);  // untouched: default
+  CHECK(c.gpu.price_per_hour == doctest::Approx(0.5));
+}
+
+TEST_CASE("presets take a server count and a GPU count") {
+  const Cluster four = load_cluster("a100-pcie", {.nodes = std::nullopt, .gpus_per_node = 4});
+  CHECK(four.gpu_count() == 4);
+  CHECK(four.gpu.name == "A100-PCIE-80GB");
+  const Cluster big = load_cluster("dgx-h100", {.nodes = 64, .gpus_per_node = std::nullopt});
+  CHECK(big.gpu_count() == 512);
+  CHECK(big.servers == 64);
+  CHECK(big.server_of(511) == 63);
+  CHECK(big.comm.nvls);
+}
+
+TEST_CASE("a scenario's hardware value: a preset name, a preset with shape, or inline") {
+  auto doc = config::YamlDocument::load_string("a: dgx-a100\nb: {preset: dgx-a100, nodes: 2, comm: {nvls: true}}\n", "s.yaml");
+  CHECK(read_cluster(doc.root().required("a")).gpu_count() == 8);
+  const Cluster b = read_cluster(doc.root().required("b"));
+  CHECK(b.gpu_count() == 16);
+  CHECK(b.comm.nvls);
+}
+
+void check_error(const std::string& yaml, const std::string& message) {
+  CHECK_THROWS_WITH(load_cluster_text(yaml, "hw.yaml"), message.c_str());
+}
+
+TEST_CASE("mistakes in hardware YAML are positioned and say what was expected") {
+  check_error("gpu: A100\nserver: {gpus: 2, pcie: {bandwidth: 31.5}}\n",
+              "hw.yaml:2:37: server.pcie.bandwidth: expected a bandwidth with a unit such as 450GB/s, found '31.5'");
+  check_error("gpu: A100\nserver: {gpus: 2, pcie: {}, socket: 2}\n",
+              "hw.yaml:2:29: server: unknown key 'socket'; did you mean 'sockets'?");
+  check_error("gpu: B200\nserver: {gpus: 2, pcie: {}}\n",
+              "hw.yaml:1:6: gpu: unknown GPU 'B200'; did you mean 'h200'? (known GPUs: V100-SXM2-16GB, V100-SXM2-32GB, "
+              "A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, H100-SXM5-80GB, H100-PCIE-80GB, "
+              "H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-3090)");
+  check_error("gpu: L40S\nserver: {gpus: 2, pcie: {}, nvlink: {topology: pairs}}\n",
+              "hw.yaml:2:37: server.nvlink: missing required key 'links'");
+  check_error("gpu: A100\nserver:\n  nodes: [{name: gpu0, kind: gpu}]\n  links: [{from: gpu0, to: gpu1, kind: pcie, bandwidth: 1GB/s}]\n",
+              "hw.yaml:4:28: server.links[0].to: no node named 'gpu1'; did you mean 'gpu0'?");
+  check_error("gpu: A100\nserver:\n  nodes: [{name: gpu0, kind: gpu}]\n  links: [{from: gpu0, to: gpu0, kind: pcie, bandwidth: 1GB/s}]\n",
+              "hw.yaml:4:28: server.links[0].to: a link needs two different nodes, found 'gpu0' twice");
+  check_error("gpu: A100\nserver: {gpus: 2, pcie: {}}\nservers: 2\n",
+              "hw.yaml: 'hw.yaml' has no 'network', so it cannot have 2 servers");
+  check_error("gpu: A100\nserver: {gpus: 2, pcie: {}}\ncomm: {nvlink_efficiency: 1.5}\n",
+              "hw.yaml:3:27: comm.nvlink_efficiency: expected a fraction in (0, 1], found '1.5'");
+}
+
+TEST_CASE("an unknown preset lists the presets and suggests the closest") {
+  CHECK_THROWS_WITH(load_cluster("dgx-a10"),
+                    "unknown hardware preset 'dgx-a10'; did you mean 'dgx-a100'? (presets: a100-pcie, dgx-a100, "
+                    "dgx-h100, h100-pcie-nvlink, hgx-h200, rtx3090-nvlink, rtx4090; or give a path to a hardware YAML "
+                    "file)");
+  auto doc = config::YamlDocument::load_string("hardware: {preset: dgx-h10, nodes: 2}\n", "s.yaml");
+  CHECK_THROWS_WITH(read_cluster(doc.root().required("hardware")),
+                    "s.yaml:1:20: hardware.preset: unknown hardware preset 'dgx-h10'; did you mean 'dgx-h100'? (presets: "
+                    "a100-pcie, dgx-a100, dgx-h100, h100-pcie-nvlink, hgx-h200, rtx3090-nvlink, rtx4090; or give a "
+                    "path to a hardware YAML file)");
+}
+
+TEST_CASE("a link-by-link server cannot change its GPU count") {
+  auto doc = config::YamlDocument::load_string(
+      "hardware:\n  preset: " STEPSIM_DATA_DIR "/tests/hardware/data/pair.yaml\n  gpus: 4\n", "s.yaml");
+  CHECK_THROWS_WITH(read_cluster(doc.root().required("hardware")),
+                    "s.yaml:3:9: hardware.gpus: the server of 'pair' is drawn link by link; its GPU count cannot be changed");
+}
+
+TEST_CASE("every preset loads, alone and as a 3-server cluster") {
+  for (const auto& name : preset_names()) {
+    CAPTURE(name);
+    const Cluster one = load_cluster(name);
+    CHECK(one.servers == 1);
+    const Cluster three = load_cluster(name, {.nodes = 3, .gpus_per_node = std::nullopt});
+    CHECK(three.gpu_count() == 3 * one.gpu_count());
+  }
+}
+
+}  // namespace
+}  // namespace stepsim::hw
