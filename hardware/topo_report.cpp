@@ -112,7 +112,7 @@ std::string summary(const Cluster& c) {
   std::vector<std::vector<std::string>> rows{{"kind", "count", "bandwidth", "latency", "label"}};
   for (const auto& [key, count] : links) {
     const auto& [kind, label, bw, latency] = key;
-    rows.push_back({kind_name(kind), std::to_string(count / 2), config::format_bandwidth(bw),
+    rows.push_back({kind_name(kind), std::to_string(count / 2), gbps(bw) + " GB/s",
                     config::format_duration_ps(static_cast<double>(latency)), label});
   }
   return "Nodes: " + node_list + "\nLinks (each direction has the bandwidth shown):\n" + format_table(rows, "  ");
@@ -145,7 +145,7 @@ std::string topo_dot(const Cluster& c) {
     if (drawn[{key.first, key.second}]) continue;
     drawn[{key.first, key.second}] = true;
     out << "  n" << key.first << " -- n" << key.second << " [label=\"" << l.label << "\\n"
-        << config::format_bandwidth(l.bytes_per_s) << "\"];\n";
+        << gbps(l.bytes_per_s) << " GB/s\"];\n";
   }
   out << "}\n";
   return out.str();
