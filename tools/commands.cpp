@@ -4,11 +4,13 @@ namespace stepsim::cli {
 
 // One declaration and one row per command; a command that does not work yet is not listed.
 int run_version(const Args& args);
+int run_model(const Args& args);
 int run_topo(const Args& args);
 
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> kCommands{
       {"version", "print the version", run_version},
+      {"model", "show a model's parameters, FLOPs, per-layer ops and memory", run_model},
       {"topo", "show a hardware topology, or import nvidia-smi topo -m", run_topo},
   };
   return kCommands;
