@@ -64,6 +64,16 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
   return out;
 }
 
+// The ops after the last communication point (the closing residual add, the first norm's
+// backward) join the first segment: one task fewer per layer, the same total time.
+std::vector<Segment> fold_tail(std::vector<Segment> segs) {
+  if (segs.size() > 1 && !segs.back().has_comm) {
+    segs.front().compute_ps += segs.back().compute_ps;
+    segs.pop_back();
+  }
+  return segs;
+}
+
 LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& points, const CostInputs& in) {
   std::vector<models::OpTime> times;
   LayerCost c;
@@ -77,11 +87,11 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
     c.bwd_flops += op.bwd_input_flops + op.bwd_weight_flops;
     if (op.recompute) c.recompute_flops += op.fwd_flops;
   }
-  c.fwd = forward_segments(times, points);
+  c.fwd = fold_tail(forward_segments(times, points));
   if (full) {
     for (Segment s : c.fwd) c.bwd.push_back({s.compute_ps, s.has_comm, s.op, true});
   }
-  for (const Segment& s : backward_segments(times, points, in.split_weight, full)) c.bwd.push_back(s);
+  for (const Segment& s : fold_tail(backward_segments(times, points, in.split_weight, full))) c.bwd.push_back(s);
   if (!in.split_weight) c.weight_ps = 0;
   return c;
 }

@@ -1,0 +1,101 @@
+// How each collective becomes engine tasks, chosen per class and fidelity:
+// - flows: comm::add_collective on the shared Network, so it contends for links with everything
+//   else (PP transfers always; DP and ZeRO collectives in full fidelity).
+// - timed: the members form a group and finish a fixed time after the group arrives. Used for
+//   TP collectives whose group sits in one server: their time on an idle NVSwitch/PCIe fabric is
+//   comm::estimate (which matches the engine on idle symmetric topologies); exact unless other
+//   traffic shares those intra-server links at the same moment (PP and DP of the common rank
+//   orders leave the server through its NICs). Also used in symmetric fidelity for DP/ZeRO: the
+//   time of the bucket when EVERY concurrent DP group of that stage (one per TP index) runs it
+//   at once on a scratch engine, so NIC sharing between groups is what the full cluster sees.
+//   Both caches are keyed by size, so a step with 100 identical buckets simulates one.
+#include <cmath>
+#include <set>
+
+#include "sim/plan/task_graph.hpp"
+
+namespace stepsim::plan {
+
+std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std::vector<int>& group,
+                                           std::int64_t bytes, const std::vector<core::StreamId>& streams, int stage) {
+  if (const auto& bw = b_.opt.hooks.comm_bytes_per_s) {
+    const bool free = std::isinf(*bw) || bytes == 0;
+    return timed(streams, free ? core::Duration{} : core::transfer_time(bytes, *bw));
+  }
+  if (cls == CommClass::tp) {
+    std::set<int> servers;
+    for (int g : group) servers.insert(b_.sc.cluster.server_of(g));
+    if (servers.size() == 1) return timed(streams, isolated_time(op, group, bytes));
+  }
+  if ((cls == CommClass::dp || cls == CommClass::zero) && streams.size() < group.size())
+    return timed(streams, concurrent_dp_time(op, bytes, stage, group));
+  comm::CollectiveRequest request;
+  request.op = op;
+  request.gpus = group;
+  request.bytes = bytes;
+  request.coarse = b_.coarse && group.size() > 2;
+  return comm::add_collective(*b_.network, request, streams).members;
+}
+
+std::vector<core::TaskId> Collectives::timed(const std::vector<core::StreamId>& streams, core::Duration d) {
+  std::vector<core::TaskId> holds;
+  for (auto s : streams) holds.push_back(b_.engine.add_hold(s));
+  const core::TaskId arrival = b_.engine.arrival_marker(b_.engine.add_group(holds));
+  core::TaskId done = arrival;
+  if (d.ps > 0) {
+    done = b_.engine.add_delay(d);
+    b_.engine.add_dependency(arrival, done);
+  }
+  for (auto h : holds) b_.engine.hold_until(h, done);
+  return holds;
+}
+
+core::Duration Collectives::isolated_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes) {
+  // Servers of one preset are alike: key by the local positions of the group's GPUs.
+  std::vector<int> shape;
+  for (int g : group) shape.push_back(b_.sc.cluster.local_index(g));
+  const auto key = std::make_tuple(static_cast<int>(op), bytes, shape);
+  if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
+  comm::CollectiveRequest request;
+  request.op = op;
+  request.gpus = group;
+  request.bytes = bytes;
+  const core::Duration d = b_.sc.faults.links.empty() ? comm::estimate(b_.router, request)
+                                                      : concurrent_time({group}, op, bytes);
+  // With link faults the estimate would not see the degraded link; a scratch engine does.
+  if (b_.sc.faults.links.empty()) isolated_cache_[key] = d;
+  return d;
+}
+
+core::Duration Collectives::concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group) {
+  const auto key = std::make_tuple(static_cast<int>(op), bytes, stage);
+  if (auto it = concurrent_cache_.find(key); it != concurrent_cache_.end()) return it->second;
+  std::vector<std::vector<int>> groups;
+  const Coord me = b_.grid.coord(group.front());
+  for (int t = 0; t < b_.grid.tp(); ++t) groups.push_back(b_.grid.dp_group(b_.grid.rank({t, 0, me.pp})));
+  const core::Duration d = concurrent_time(groups, op, bytes);
+  concurrent_cache_[key] = d;
+  return d;
+}
+
+// All `groups` run the collective at once on an otherwise idle copy of the machine.
+core::Duration Collectives::concurrent_time(const std::vector<std::vector<int>>& groups, comm::Op op, std::int64_t bytes) {
+  core::Engine engine;
+  comm::Network network(engine, b_.sc.cluster, b_.router);
+  for (const auto& fault : b_.sc.faults.links)
+    for (int link : fault.links) engine.scale_link(network.link(link), fault.bandwidth_factor);
+  for (const auto& g : groups) {
+    std::vector<core::StreamId> streams;
+    for (std::size_t i = 0; i < g.size(); ++i)
+      streams.push_back(engine.add_stream(engine.add_device(), core::StreamKind::communication));
+    comm::CollectiveRequest request;
+    request.op = op;
+    request.gpus = g;
+    request.bytes = bytes;
+    request.coarse = b_.coarse && g.size() > 2;
+    comm::add_collective(network, request, streams);
+  }
+  return engine.run().makespan - core::TimePoint{};
+}
+
+}  // namespace stepsim::plan

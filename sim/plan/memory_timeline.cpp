@@ -1,0 +1,92 @@
+// Memory per rank as a measured timeline: model states from t = 0 (models::model_state_bytes for
+// the parameters this rank holds, under its ZeRO stage), plus the events the builders recorded:
+// stored activations of each microbatch from the end of its forward to the end of its backward
+// (or weight pass), recompute buffers during one layer's backward, gathered ZeRO-3 parameters from
+// the start of their all-gather to the end of the layer that used them. At equal times frees
+// apply before allocations (a buffer freed as another is allocated is not counted twice).
+#include <algorithm>
+#include <cmath>
+
+#include "models/memory.hpp"
+#include "sim/config/units.hpp"
+#include "sim/plan/metrics.hpp"
+
+namespace stepsim::plan {
+namespace {
+
+struct Point {
+  std::int64_t t = 0, delta = 0;
+  MemKind kind = MemKind::activations;
+};
+
+MemoryBreakdown static_states(const Build& b, int stage) {
+  const int zero = b.st.effective_zero_stage();
+  const auto states = models::model_state_bytes(b.stage_params[stage], zero, b.grid.dp());
+  MemoryBreakdown m;
+  m.parameters = states.params;
+  m.gradients = states.grads;
+  m.optimizer_states = states.optimizer;
+  return m;
+}
+
+void add(MemoryBreakdown& m, MemKind k, std::int64_t delta) {
+  if (k == MemKind::activations) m.activations += delta;
+  if (k == MemKind::gathered) m.gathered_parameters += delta;
+  if (k == MemKind::buffers) m.buffers += delta;
+}
+
+std::string dominant(const MemoryBreakdown& m) {
+  std::vector<std::pair<std::int64_t, std::string>> parts{
+      {m.parameters, "parameters"},         {m.gradients, "gradients"},
+      {m.optimizer_states, "optimizer states"}, {m.activations, "stored activations"},
+      {m.gathered_parameters, "gathered ZeRO-3 parameters"}, {m.buffers, "recompute buffers"}};
+  std::sort(parts.rbegin(), parts.rend());
+  return parts[0].second + " (" + config::format_bytes(static_cast<double>(parts[0].first)) + ")";
+}
+
+}  // namespace
+
+std::int64_t memory_reserve_bytes(std::int64_t capacity) {
+  return (std::int64_t{1} << 30) + capacity / 20;
+}
+
+void fill_memory(const Build& b, StepResult& r) {
+  const std::size_t n = b.global_of.size();
+  std::vector<std::vector<Point>> points(n);
+  for (const MemEvent& e : b.mem) {
+    const auto t = e.at_start ? b.engine.start_of(e.task) : b.engine.finish_of(e.task);
+    points[e.rank].push_back({t.ps, e.delta, e.kind});
+  }
+  r.ranks.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    auto& pts = points[k];
+    std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& c) {
+      return a.t != c.t ? a.t < c.t : a.delta < c.delta;
+    });
+    const int stage = b.grid.coord(b.global_of[k]).pp;
+    MemoryBreakdown now = static_states(b, stage), peak = now;
+    RankInfo& info = r.ranks[k];
+    for (const Point& p : pts) {
+      add(now, p.kind, p.delta);
+      if (now.total() > peak.total()) peak = now;
+      if (b.opt.detail) info.memory.push_back({p.t, now.total()});
+    }
+    info.peak_memory_bytes = peak.total();
+    info.at_peak = peak;
+    if (peak.total() > r.peak_memory_bytes) {
+      r.peak_memory_bytes = peak.total();
+      r.memory_at_peak = peak;
+    }
+  }
+  r.memory_capacity_bytes = b.sc.cluster.gpu.memory_bytes;
+  const std::int64_t reserve = memory_reserve_bytes(r.memory_capacity_bytes);
+  r.memory_at_peak.reserve = reserve;
+  r.fits = r.peak_memory_bytes + reserve <= r.memory_capacity_bytes;
+  if (!r.fits) {
+    r.memory_note = "needs " + config::format_bytes(static_cast<double>(r.peak_memory_bytes + reserve - r.memory_capacity_bytes)) +
+                    " more than the " + config::format_bytes(static_cast<double>(r.memory_capacity_bytes)) + " of a GPU (" +
+                    config::format_bytes(static_cast<double>(reserve)) + " reserved); largest: " + dominant(r.memory_at_peak);
+  }
+}
+
+}  // namespace stepsim::plan

@@ -1,0 +1,116 @@
+// Measuring the simulated timeline into StepResult's headline numbers (definitions in
+// simulate.hpp). Per rank: the compute stream's busy intervals, and for each communication class
+// the intervals in which it moves data (group arrival to member end). Everything is O(n log n)
+// in the number of tasks of a rank.
+#include <algorithm>
+
+#include "models/flops.hpp"
+#include "models/compute_time.hpp"
+#include "sim/plan/metrics.hpp"
+
+namespace stepsim::plan {
+namespace {
+
+using Interval = std::pair<std::int64_t, std::int64_t>;
+
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+    else out.push_back(iv);
+  }
+  return out;
+}
+
+std::int64_t length(const std::vector<Interval>& v) {
+  std::int64_t n = 0;
+  for (const auto& iv : v) n += iv.second - iv.first;
+  return n;
+}
+
+// |a \ b| for merged interval lists.
+std::int64_t length_minus(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::int64_t total = 0;
+  std::size_t j = 0;
+  for (const auto& [s, e] : a) {
+    std::int64_t covered = 0;
+    while (j < b.size() && b[j].second <= s) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].first < e; ++k)
+      covered += std::min(e, b[k].second) - std::max(s, b[k].first);
+    total += (e - s) - covered;
+  }
+  return total;
+}
+
+bool is_compute(TaskCategory c) {
+  return c == TaskCategory::forward || c == TaskCategory::backward_input || c == TaskCategory::backward_weight ||
+         c == TaskCategory::recompute || c == TaskCategory::optimizer;
+}
+
+}  // namespace
+
+RankTimes measure_ranks(const Build& b) {
+  const std::size_t n = b.global_of.size();
+  std::vector<std::vector<Interval>> compute(n);
+  std::vector<std::array<std::vector<Interval>, 4>> moving(n);
+  RankTimes out;
+  out.stall_ps.assign(n, 0);
+  out.busy_ps.assign(n, 0);
+  out.exposed_ps.assign(n, {});
+  out.idle_ps.assign(n, 0);
+  for (const TaskMeta& m : b.meta) {
+    const std::int64_t start = b.engine.start_of(m.id).ps, end = b.engine.finish_of(m.id).ps;
+    if (!m.member) {
+      if (is_compute(m.category)) compute[m.rank].emplace_back(start, end);
+      continue;
+    }
+    const std::int64_t wait = b.engine.sync_wait(m.id).ps;
+    const CommClass cls = class_of(m.category);
+    moving[m.rank][static_cast<int>(cls)].emplace_back(start + wait, end);
+    if (cls != CommClass::pp) out.stall_ps[m.rank] += wait;
+  }
+  const std::int64_t step = out.step_ps = b.engine_makespan_ps;
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto busy = merged(std::move(compute[r]));
+    out.busy_ps[r] = length(busy);
+    std::vector<Interval> everything = busy;
+    for (int c = 0; c < 4; ++c) {
+      const auto mv = merged(moving[r][c]);
+      out.exposed_ps[r][c] = length_minus(mv, busy);
+      everything.insert(everything.end(), mv.begin(), mv.end());
+    }
+    out.idle_ps[r] = step - length(merged(std::move(everything)));
+  }
+  return out;
+}
+
+void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
+  const double n = static_cast<double>(b.global_of.size());
+  const double step = static_cast<double>(t.step_ps) * 1e-12;
+  r.step_time_s = step;
+  const double tokens = static_cast<double>(b.sc.training.global_batch * b.sc.training.seq_len);
+  r.tokens_per_s = tokens / step;
+  const double gpus = b.grid.size();
+  const double peak = models::peak_flops(b.sc.cluster.gpu, b.cost_in.dtype);
+  const double model_flops = models::model_flops_per_token(b.sc.model, b.sc.training.seq_len) * tokens;
+  double executed = 0;
+  for (double f : b.executed_flops) executed += f;
+  if (b.symmetric) executed *= b.grid.dp();  // every replica does the same work
+  r.tflops_per_gpu = model_flops / step / gpus / 1e12;
+  r.mfu = model_flops / (step * gpus * peak);
+  r.hfu = executed / (step * gpus * peak);
+  double idle = 0, stall = 0;
+  std::array<double, 4> exposed{};
+  for (std::size_t k = 0; k < t.idle_ps.size(); ++k) {
+    idle += static_cast<double>(t.idle_ps[k]);
+    stall += static_cast<double>(t.stall_ps[k]);
+    for (int c = 0; c < 4; ++c) exposed[c] += static_cast<double>(t.exposed_ps[k][c]);
+  }
+  r.bubble_fraction = idle / n / static_cast<double>(t.step_ps);
+  r.sync_stall_s = stall / n * 1e-12;
+  r.exposed_comm_s = {exposed[0] / n * 1e-12, exposed[1] / n * 1e-12, exposed[2] / n * 1e-12, exposed[3] / n * 1e-12};
+}
+
+}  // namespace stepsim::plan

@@ -1,0 +1,54 @@
+// simulate(): one strategy on one scenario becomes the tasks Megatron-LM / DeepSpeed would launch
+// on every rank, the engine runs them, and the timeline is measured into a StepResult.
+//
+// Definitions (the numbers in StepResult mean exactly this):
+// - Sync wait of a collective member: from its start to the group's arrival (every member has
+//   started). For PP receives and sends that wait is pipeline bubble; for TP, DP and ZeRO
+//   collectives it is a sync stall (StepResult::sync_stall_s: mean over ranks of the summed
+//   TP/DP/ZeRO sync waits of members that block the compute stream, i.e. TP, plus DP/ZeRO waits).
+// - Exposed communication of class X on a rank: the time X moves data (from its group's arrival to
+//   its member's end) while the rank's compute stream is idle; reported as the mean over ranks.
+// - bubble_fraction: mean over ranks of the time the compute stream is idle and none of the rank's
+//   communication is moving data, divided by the step time. With free communication and uniform
+//   stages it is the textbook (p−1)/(m+p−1) (tests/sim/plan/simulate_bubble_test.cpp).
+// - MFU: model FLOPs (models::model_flops_per_token: 6N + attention, no recompute) per second per
+//   GPU over the dtype's peak; HFU: the FLOPs the simulated tasks executed (recompute included).
+//
+// Thread safety: each call owns its Engine and caches; no shared mutable state, so a sweep may
+// call simulate() from several threads.
+#pragma once
+
+#include <optional>
+
+#include "sim/plan/scenario.hpp"
+#include "sim/plan/step_result.hpp"
+
+namespace stepsim::plan {
+
+enum class Fidelity {
+  automatic,  ///< symmetric above kSymmetricAboveGpus GPUs when there are no faults, else full
+  full,       ///< every rank simulated
+  symmetric,  ///< one DP replica (all TP×PP ranks of dp index 0); DP collectives timed apart
+};
+
+/// Above this many GPUs automatic fidelity simulates one DP replica.
+inline constexpr int kSymmetricAboveGpus = 64;
+
+/// Test hooks: replace physics by something a test can derive by hand.
+struct TestHooks {
+  /// Every collective (TP, PP, DP, ZeRO) takes bytes / this, no latency; +inf = free.
+  std::optional<double> comm_bytes_per_s;
+  bool skip_embedding_and_head = false;  ///< uniform stages: no embedding or logits work
+  bool skip_optimizer = false;           ///< no optimizer step (and no ZeRO-1/2 re-gather)
+};
+
+struct SimOptions {
+  bool detail = false;                   ///< fill StepResult::tasks and per-rank memory timelines
+  Fidelity fidelity = Fidelity::automatic;
+  TestHooks hooks;
+};
+
+/// Requires: `strategy` passed check_strategy (simulate calls it again and throws its ConfigError).
+StepResult simulate(const Scenario& scenario, const Strategy& strategy, const SimOptions& options = {});
+
+}  // namespace stepsim::plan

@@ -1,0 +1,26 @@
+#include "sim/plan/step_result.hpp"
+
+namespace stepsim::plan {
+
+const char* to_string(TaskCategory c) {
+  switch (c) {
+    case TaskCategory::forward: return "forward";
+    case TaskCategory::backward_input: return "backward_input";
+    case TaskCategory::backward_weight: return "backward_weight";
+    case TaskCategory::recompute: return "recompute";
+    case TaskCategory::optimizer: return "optimizer";
+    case TaskCategory::tp_comm: return "tp_comm";
+    case TaskCategory::pp_comm: return "pp_comm";
+    case TaskCategory::dp_comm: return "dp_comm";
+    case TaskCategory::zero_comm: return "zero_comm";
+    case TaskCategory::other: return "other";
+  }
+  return "other";
+}
+
+bool is_communication(TaskCategory c) {
+  return c == TaskCategory::tp_comm || c == TaskCategory::pp_comm || c == TaskCategory::dp_comm ||
+         c == TaskCategory::zero_comm;
+}
+
+}  // namespace stepsim::plan

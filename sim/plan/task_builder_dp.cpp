@@ -1,0 +1,120 @@
+// Data-parallel gradient synchronisation and the optimizer step of each rank:
+// - DP buckets (PyTorch DDP / Megatron-LM): gradients are packed into buckets of dp_bucket_size
+//   in backward order (last layer first); with dp_overlap a bucket's reduce starts when the last
+//   layer filling it has finished its last microbatch's weight gradient, else all start after
+//   backward. ZeRO-0 all-reduces; ZeRO-1/2 (and Megatron's distributed optimizer) reduce-scatter
+//   and all-gather the updated parameters after the step, bucket by bucket.
+// - Tied embeddings under PP: the first and last stage all-reduce the embedding gradient
+//   (Megatron-LM finalize_model_grads) before the step.
+// - The optimizer step: fused Adam reads gradient (2 B) and fp32 master, m, v (12 B) and writes
+//   master, m, v and the 16-bit parameter (14 B): 28 bytes per local parameter, memory-bound
+//   (apex FusedAdam / Megatron's fused optimizer touch each state once).
+#include <algorithm>
+#include <cmath>
+
+#include "sim/plan/task_graph.hpp"
+
+namespace stepsim::plan {
+namespace {
+
+constexpr double kAdamBytesPerParam = 28;
+
+struct Bucket {
+  std::int64_t bytes = 0;
+  int trigger_layer = 0;  // stage-local layer index whose gradient completes it
+};
+
+// Buckets of one stage, backward order: chunks last to first, layers last to first.
+std::vector<Bucket> stage_buckets(const Build& b, int stage) {
+  std::vector<Bucket> out;
+  const std::int64_t cap = b.st.dp_bucket_bytes;
+  const int p = b.grid.pp();
+  std::vector<int> base(b.schedule.chunks, 0);
+  for (int c = 1; c < b.schedule.chunks; ++c) base[c] = base[c - 1] + b.layers_of_vstage[(c - 1) * p + stage];
+  for (int c = b.schedule.chunks - 1; c >= 0; --c) {
+    const int u = c * p + stage, n = b.layers_of_vstage[u];
+    std::int64_t acc = 0;
+    for (int i = n - 1; i >= 0; --i) {
+      std::int64_t bytes = 2 * b.layer.params;
+      if (!b.opt.hooks.skip_embedding_and_head) {
+        if (u == 0 && i == 0) bytes += 2 * b.embedding.params;
+        if (u == p * b.schedule.chunks - 1 && i == n - 1) bytes += 2 * b.logits.params;
+      }
+      acc += bytes;
+      while (acc >= cap) {
+        out.push_back({cap, base[c] + i});
+        acc -= cap;
+      }
+      if (i == 0 && acc > 0) out.push_back({acc, base[c] + i});
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> dp_groups_of_stage(const Build& b, int stage) {
+  const auto tp_groups = b.stage_tp_groups(stage);
+  std::vector<std::vector<int>> out(tp_groups.front().size());
+  for (const auto& g : tp_groups)
+    for (std::size_t t = 0; t < g.size(); ++t) out[t].push_back(g[t]);
+  return out;
+}
+
+void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets, comm::Op op,
+                        const std::vector<core::TaskId>* after) {
+  for (const auto& locals : dp_groups_of_stage(b, stage)) {
+    const auto group = b.grid.dp_group(b.global_of[locals.front()]);
+    for (const Bucket& bucket : buckets) {
+      std::vector<core::StreamId> streams;
+      for (int r : locals) streams.push_back(b.stream(r, Slot::dp));
+      auto members = b.collectives.add(CommClass::dp, op, group, bucket.bytes, streams, stage);
+      b.record_members(members, locals, CommClass::dp, op, bucket.bytes, -1, -1, 0, Slot::dp);
+      for (std::size_t k = 0; k < locals.size(); ++k) {
+        const int r = locals[k];
+        if (after) b.depend((*after)[r], members[k]);
+        else if (b.st.dp_overlap) b.depend(b.grad_ready[r][bucket.trigger_layer], members[k]);
+        else b.depend(b.backward_end[r], members[k]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void build_embedding_sync(Build& b) {
+  const int p = b.grid.pp();
+  if (p == 1 || !b.sc.model.tied_embeddings || b.opt.hooks.skip_embedding_and_head) return;
+  const std::int64_t bytes = 2 * (b.sc.model.vocab / b.grid.tp()) * b.sc.model.hidden;
+  for (std::size_t local = 0; local < b.global_of.size(); ++local) {
+    const Coord c = b.grid.coord(b.global_of[local]);
+    if (c.pp != 0) continue;
+    const int last = b.local_of[b.grid.rank({c.tp, c.dp, p - 1})];
+    const std::vector<int> locals{static_cast<int>(local), last};
+    const std::vector<int> group{b.global_of[local], b.global_of[last]};
+    auto members = b.collectives.add(CommClass::dp, comm::Op::all_reduce, group, bytes,
+                                     {b.stream(locals[0], Slot::dp), b.stream(last, Slot::dp)}, -1);
+    b.record_members(members, locals, CommClass::dp, comm::Op::all_reduce, bytes, -1, -1, 0, Slot::dp);
+    for (int k = 0; k < 2; ++k) b.depend(b.backward_end[locals[k]], members[k]);
+  }
+}
+
+void build_gradient_sync(Build& b, int stage) {
+  const int zero = b.st.effective_zero_stage();
+  const bool reduce = b.grid.dp() > 1 && zero < 3;
+  const auto buckets = reduce ? stage_buckets(b, stage) : std::vector<Bucket>{};
+  if (reduce) bucket_collectives(b, stage, buckets, zero == 0 ? comm::Op::all_reduce : comm::Op::reduce_scatter, nullptr);
+  if (b.opt.hooks.skip_optimizer) return;
+  const std::int64_t shard = zero >= 1 ? (b.stage_params[stage] + b.grid.dp() - 1) / b.grid.dp() : b.stage_params[stage];
+  const auto& gpu = b.sc.cluster.gpu;
+  const std::int64_t ps = static_cast<std::int64_t>(
+      std::ceil(shard * kAdamBytesPerParam / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12));
+  std::vector<core::TaskId> optimizer(b.global_of.size());
+  for (const auto& locals : dp_groups_of_stage(b, stage))
+    for (int r : locals) {
+      optimizer[r] = b.compute(r, ps, TaskCategory::optimizer, -1, -1, 0);
+      b.depend(b.backward_end[r], optimizer[r]);
+      if (b.last_on_dp[r]) b.depend(*b.last_on_dp[r], optimizer[r]);
+    }
+  if (reduce && zero >= 1) bucket_collectives(b, stage, buckets, comm::Op::all_gather, &optimizer);
+}
+
+}  // namespace stepsim::plan

@@ -1,0 +1,237 @@
+// The passes of one pipeline stage on all its simulated ranks, in lock step (the TP ranks of a
+// stage run the same kernels, so their collectives pair up): each layer's fused compute segments,
+// the TP collectives between them on the compute stream, ZeRO-3 parameter prefetch and gradient
+// reduce-scatter, and the activation memory each pass keeps.
+#include <algorithm>
+
+#include "sim/plan/task_graph.hpp"
+
+namespace stepsim::plan {
+namespace {
+
+class StageEmitter {
+ public:
+  StageEmitter(Build& b, int stage) : b_(b), stage_(stage), groups_(b.stage_tp_groups(stage)) {
+    for (const auto& g : groups_) all_.insert(all_.end(), g.begin(), g.end());
+    tail_.resize(b.global_of.size());
+    pending_.resize(b.global_of.size());
+    for (int r : all_) b.passes[r].resize(b.schedule.passes[stage].size());
+    final_backward_ = last_backward_index();
+  }
+
+  void emit(std::size_t index, const Pass& pass) {
+    index_ = index;
+    pass_ = pass;
+    vstage_ = pass.chunk * b_.grid.pp() + stage_;
+    for (int r : all_) tail_[r] = b_.passes[r][index].start = b_.engine.add_marker(b_.stream(r, Slot::compute));
+    if (pass.kind == PassKind::forward) forward();
+    if (pass.kind == PassKind::backward) backward();
+    if (pass.kind == PassKind::weight) weight();
+    for (int r : all_) b_.passes[r][index].end = tail_[r];
+  }
+
+ private:
+  bool first_vstage() const { return vstage_ == 0 && !b_.opt.hooks.skip_embedding_and_head; }
+  bool last_vstage() const {
+    return vstage_ == b_.grid.pp() * b_.schedule.chunks - 1 && !b_.opt.hooks.skip_embedding_and_head;
+  }
+  int layer_count() const { return b_.layers_of_vstage[vstage_]; }
+  int first_layer() const { return b_.first_layer_of_vstage[vstage_]; }
+  // Index of a global layer among this stage's layers (chunks in order).
+  int stage_layer(int layer) const {
+    int base = 0;
+    for (int c = 0; c < pass_.chunk; ++c) base += b_.layers_of_vstage[c * b_.grid.pp() + stage_];
+    return base + layer - first_layer();
+  }
+
+  std::int64_t stored_bytes() const {
+    return layer_count() * b_.layer.stored_activation_bytes + (first_vstage() ? b_.embedding.stored_activation_bytes : 0) +
+           (last_vstage() ? b_.logits.stored_activation_bytes : 0);
+  }
+
+  void forward() {
+    const int n = layer_count();
+    double flops = n * b_.layer.fwd_flops;
+    if (first_vstage()) segments(b_.embedding.fwd, TaskCategory::forward, -1), flops += b_.embedding.fwd_flops;
+    for (int i = 0; i < n; ++i) layer_pass(i, n, first_layer() + i, b_.layer.fwd, TaskCategory::forward);
+    if (last_vstage()) segments(b_.logits.fwd, TaskCategory::forward, -1), flops += b_.logits.fwd_flops;
+    for (int r : all_) {
+      b_.mem.push_back({tail_[r], false, r, stored_bytes(), MemKind::activations});
+      b_.executed_flops[r] += flops;
+    }
+  }
+
+  void backward() {
+    const int n = layer_count();
+    double flops = n * (b_.layer.bwd_flops + b_.layer.recompute_flops);
+    if (last_vstage()) segments(b_.logits.bwd, TaskCategory::backward_input, -1), flops += b_.logits.bwd_flops;
+    for (int i = 0; i < n; ++i) {
+      const int layer = first_layer() + n - 1 - i;
+      layer_pass(i, n, layer, b_.layer.bwd, TaskCategory::backward_input);
+      if (!b_.schedule.splits_weight_gradient) gradient_ready(layer);
+    }
+    if (first_vstage()) segments(b_.embedding.bwd, TaskCategory::backward_input, -1), flops += b_.embedding.bwd_flops;
+    for (int r : all_) b_.executed_flops[r] += flops;
+    if (!b_.schedule.splits_weight_gradient) end_backward();
+  }
+
+  // Zero Bubble's W: every weight-gradient GEMM of the chunk, no communication.
+  void weight() {
+    std::int64_t ps = layer_count() * b_.layer.weight_ps;
+    if (first_vstage()) ps += b_.embedding.weight_ps;
+    if (last_vstage()) ps += b_.logits.weight_ps;
+    for (int r : all_) tail_[r] = b_.compute(r, ps, TaskCategory::backward_weight, -1, pass_.microbatch, pass_.chunk);
+    for (int i = 0; i < layer_count(); ++i) gradient_ready(first_layer() + i);
+    end_backward();
+  }
+
+  void end_backward() {
+    for (int r : all_) {
+      b_.mem.push_back({tail_[r], false, r, -stored_bytes(), MemKind::activations});
+      if (index_ == final_backward_) b_.backward_end[r] = tail_[r];
+    }
+  }
+
+  // One layer of a pass: ZeRO-3 gathers issued `zero_prefetch` layers ahead, the segments, the
+  // recompute buffer of backward, and ZeRO-3's gradient reduce-scatter.
+  void layer_pass(int i, int n, int layer, const std::vector<Segment>& segs, TaskCategory cat) {
+    const bool zero3 = b_.st.effective_zero_stage() == 3 && b_.grid.dp() > 1;
+    const int step = cat == TaskCategory::forward ? 1 : -1;
+    const int base = cat == TaskCategory::forward ? first_layer() : first_layer() + n - 1;
+    if (zero3) {
+      if (i == 0)
+        for (int k = 0; k <= std::min(b_.st.zero_prefetch, n - 1); ++k) gather(base + step * k);
+      else if (i + b_.st.zero_prefetch < n)
+        gather(base + step * (i + b_.st.zero_prefetch));
+    }
+    const bool recomputes = cat != TaskCategory::forward && b_.layer.transient_bytes > 0;
+    if (recomputes) transient(+b_.layer.transient_bytes);
+    segments(segs, cat, layer);
+    if (recomputes) transient(-b_.layer.transient_bytes);
+    if (zero3) {
+      for (int r : all_) b_.mem.push_back({tail_[r], false, r, -gathered_bytes(layer), MemKind::gathered});
+      if (cat != TaskCategory::forward) dp_collective(CommClass::zero, comm::Op::reduce_scatter, gathered_bytes(layer), layer);
+    }
+  }
+
+  std::int64_t gathered_bytes(int layer) const {
+    std::int64_t p = b_.layer.params;
+    if (layer == 0) p += b_.embedding.params;
+    if (layer == b_.sc.model.layers - 1) p += b_.logits.params;
+    return 2 * p;
+  }
+
+  void gather(int layer) {
+    auto members = dp_collective(CommClass::zero, comm::Op::all_gather, gathered_bytes(layer), layer);
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const auto& [r, id] = members[k];
+      b_.mem.push_back({id, true, r, gathered_bytes(layer), MemKind::gathered});
+      pending_[r].emplace_back(layer, id);
+    }
+  }
+
+  // A collective over each DP group of this stage (one per TP index), on the dp/zero stream,
+  // after the rank's current tail. Returns (local rank, member) pairs.
+  std::vector<std::pair<int, core::TaskId>> dp_collective(CommClass cls, comm::Op op, std::int64_t bytes, int layer) {
+    std::vector<std::pair<int, core::TaskId>> out;
+    const Slot slot = (cls == CommClass::zero && op == comm::Op::all_gather) ? Slot::zero : Slot::dp;
+    for (std::size_t t = 0; t < groups_.front().size(); ++t) {
+      std::vector<int> locals;
+      std::vector<core::StreamId> streams;
+      for (const auto& g : groups_) locals.push_back(g[t]), streams.push_back(b_.stream(g[t], slot));
+      const auto group = b_.grid.dp_group(b_.global_of[locals.front()]);
+      auto members = b_.collectives.add(cls, op, group, bytes, streams, stage_);
+      b_.record_members(members, locals, cls, op, bytes, layer, pass_.microbatch, pass_.chunk, slot);
+      for (std::size_t k = 0; k < locals.size(); ++k) {
+        b_.depend(tail_[locals[k]], members[k]);
+        out.emplace_back(locals[k], members[k]);
+      }
+    }
+    return out;
+  }
+
+  // Recomputed activations of one layer live from the start to the end of its backward.
+  void transient(std::int64_t delta) {
+    for (int r : all_) b_.mem.push_back({tail_[r], false, r, delta, MemKind::buffers});
+  }
+
+  void segments(const std::vector<Segment>& segs, TaskCategory cat, int layer) {
+    for (const Segment& seg : segs) {
+      if (seg.compute_ps > 0) {
+        for (int r : all_) {
+          const core::TaskId t = b_.compute(r, seg.compute_ps, seg.recompute ? TaskCategory::recompute : cat, layer,
+                                            pass_.microbatch, pass_.chunk);
+          consume_gathers(r, layer, t);
+          tail_[r] = t;
+        }
+      }
+      if (seg.has_comm) tp_collective(seg.op, layer);
+    }
+  }
+
+  // The first compute of a layer waits for that layer's ZeRO-3 parameter all-gather.
+  void consume_gathers(int r, int layer, core::TaskId t) {
+    auto& list = pending_[r];
+    for (auto it = list.begin(); it != list.end();) {
+      if (it->first == layer) {
+        b_.depend(it->second, t);
+        it = list.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void tp_collective(comm::Op op, int layer) {
+    for (const auto& g : groups_) {
+      std::vector<core::StreamId> streams;
+      for (int r : g) streams.push_back(b_.stream(r, Slot::compute));
+      auto members = b_.collectives.add(CommClass::tp, op, b_.grid.tp_group(b_.global_of[g.front()]), b_.tp_bytes,
+                                        streams, stage_);
+      b_.record_members(members, g, CommClass::tp, op, b_.tp_bytes, layer, pass_.microbatch, pass_.chunk, Slot::compute);
+      for (std::size_t k = 0; k < g.size(); ++k) tail_[g[k]] = members[k];
+    }
+  }
+
+  void gradient_ready(int layer) {
+    if (index_ != last_pass_of_chunk(pass_.chunk)) return;
+    for (int r : all_) b_.grad_ready[r][stage_layer(layer)] = tail_[r];
+  }
+
+  std::size_t last_pass_of_chunk(int chunk) const {
+    const auto& list = b_.schedule.passes[stage_];
+    const PassKind k = b_.schedule.splits_weight_gradient ? PassKind::weight : PassKind::backward;
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (list[i].kind == k && list[i].chunk == chunk) last = i;
+    return last;
+  }
+
+  std::size_t last_backward_index() const {
+    const auto& list = b_.schedule.passes[stage_];
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (list[i].kind != PassKind::forward) last = i;
+    return last;
+  }
+
+  Build& b_;
+  int stage_;
+  std::vector<std::vector<int>> groups_;
+  std::vector<int> all_;
+  std::vector<core::TaskId> tail_;
+  std::vector<std::vector<std::pair<int, core::TaskId>>> pending_;  // (layer, gather member)
+  std::size_t index_ = 0, final_backward_ = 0;
+  Pass pass_;
+  int vstage_ = 0;
+};
+
+}  // namespace
+
+void build_stage_passes(Build& b, int stage) {
+  StageEmitter emitter(b, stage);
+  const auto& list = b.schedule.passes[stage];
+  for (std::size_t i = 0; i < list.size(); ++i) emitter.emit(i, list[i]);
+}
+
+}  // namespace stepsim::plan

@@ -1,0 +1,26 @@
+// Shared by the sim/plan tests: scenarios from inline YAML.
+#pragma once
+
+#include <string>
+
+#include "sim/config/yaml_field.hpp"
+#include "sim/plan/scenario.hpp"
+#include "sim/plan/simulate.hpp"
+
+namespace plan_test {
+
+inline stepsim::plan::Scenario scenario(const std::string& yaml) {
+  return stepsim::plan::read_scenario(stepsim::config::YamlDocument::load_string(yaml, "test.yaml"));
+}
+
+/// A small GPT (8 layers, h 1024, 16 heads) on one DGX A100, with `strategy` as the only one.
+inline std::string small_gpt(const std::string& strategy, int global_batch = 16) {
+  return R"(name: small
+hardware: {preset: dgx-a100}
+model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
+training: {seq_len: 1024, global_batch: )" + std::to_string(global_batch) + R"(}
+strategies:
+  - )" + strategy + "\n";
+}
+
+}  // namespace plan_test
