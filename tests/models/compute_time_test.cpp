@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "hardware/hardware_yaml.hpp"
 #include "models/compute_time.hpp"
 #include "models/model_yaml.hpp"
 #include "tests/models/a100_spec.hpp"
@@ -67,6 +68,39 @@ TEST_CASE("Korthikanti Table 4: one 22B layer's compute stays below the measured
               fwd, bwd);
   CHECK(fwd < 7.7);
   CHECK(bwd < 11.9);
+}
+
+TEST_CASE("hardware/gpus.yaml carries the fitted A100 parameters these tests use") {
+  const hw::GpuSpec yaml = hw::load_gpu_spec("A100-SXM4-80GB"), fitted = a100_sxm4_80gb();
+  CHECK(yaml.matmul_efficiency == doctest::Approx(fitted.matmul_efficiency));
+  CHECK(yaml.matmul_tile_m == fitted.matmul_tile_m);
+  CHECK(yaml.matmul_tile_n == fitted.matmul_tile_n);
+  CHECK(yaml.matmul_k_half == doctest::Approx(fitted.matmul_k_half));
+  CHECK(yaml.memory_efficiency == doctest::Approx(fitted.memory_efficiency));
+  CHECK(yaml.launch_overhead_ps == fitted.launch_overhead_ps);
+  CHECK(yaml.sm_count == fitted.sm_count);
+  CHECK(yaml.memory_bytes_per_s == doctest::Approx(fitted.memory_bytes_per_s));
+}
+
+TEST_CASE("GEMM efficiency: wave quantization and short inner dimensions") {
+  const hw::GpuSpec gpu = a100_sxm4_80gb();
+  // 108 tiles of 128×256 fill the 108 SMs once: shape factor 1; k = 8192 → 8192/(8192+128).
+  CHECK(gemm_efficiency({1, 128 * 12, 256 * 9, 8192}, gpu) == doctest::Approx(0.869 * 8192.0 / 8320));
+  // 109 tiles need two waves: 109 / 216 of the machine is busy.
+  CHECK(gemm_efficiency({1, 128 * 109, 256, 8192}, gpu) == doctest::Approx(0.869 * 109.0 / 216 * 8192.0 / 8320));
+  // k = 128 halves the k-factor.
+  CHECK(gemm_efficiency({1, 128 * 12, 256 * 9, 128}, gpu) == doctest::Approx(0.869 * 0.5));
+}
+
+TEST_CASE("op time is the roofline plus launches; recompute repeats the forward") {
+  const hw::GpuSpec gpu = a100_sxm4_80gb();
+  OpCost op;
+  op.fwd_bytes = 2039e9 * 0.55 * 1e-3;  // one millisecond at 0.55 of 2,039 GB/s
+  op.recompute = true;
+  const OpTime t = time_op(op, gpu, hw::Dtype::bf16);
+  CHECK(t.fwd_ps == doctest::Approx(1e9 + 4e6).epsilon(1e-6));  // + one 4 us launch
+  CHECK(t.recompute_ps == t.fwd_ps);
+  CHECK(t.bwd_input_ps == 0);
 }
 
 }  // namespace
