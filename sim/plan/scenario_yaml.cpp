@@ -57,7 +57,7 @@ void read_parallel_sizes(const Field& f, Strategy& s) {
 Strategy read_strategy(const Field& f, int index) {
   f.check_keys({"name", "tp", "pp", "dp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
                 "recompute", "dp_bucket_size", "dp_overlap", "zero_prefetch", "rank_order",
-                "distributed_optimizer", "allow_tp_across_servers"});
+                "distributed_optimizer", "allow_tp_across_servers", "flash_attention"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -82,6 +82,7 @@ Strategy read_strategy(const Field& f, int index) {
   }
   if (auto x = f.optional("distributed_optimizer")) s.distributed_optimizer = x->as_bool();
   if (auto x = f.optional("allow_tp_across_servers")) s.allow_tp_across_servers = x->as_bool();
+  if (auto x = f.optional("flash_attention")) s.flash_attention = x->as_bool();
   return s;
 }
 

@@ -56,6 +56,10 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
       if (p.after == k && p.bwd && out.back().compute_ps > 0) {
         out.back().has_comm = true;
         out.back().op = p.bwd_op;
+        if (!split_weight && k + 1 < t.size()) {
+          out.back().overlap_ps = t[k + 1].bwd_weight_ps;
+          out.back().compute_ps -= t[k + 1].bwd_weight_ps;
+        }
         out.emplace_back();
       }
     out.back().compute_ps += t[k].bwd_input_ps + (split_weight ? 0 : t[k].bwd_weight_ps) +
@@ -112,6 +116,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.recompute = s.recompute == Recompute::none        ? models::Recompute::none
                        : s.recompute == Recompute::selective ? models::Recompute::selective
                                                              : models::Recompute::full;
+  in.shape.flash_attention = s.flash_attention;
   in.split_weight = s.schedule == ScheduleKind::zb_h1;
   return in;
 }

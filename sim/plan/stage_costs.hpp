@@ -14,6 +14,9 @@
 //   out_proj and mlp_down (all-gather in backward).
 // Payload (nccl-tests size, the full buffer): b·s·h·2 bytes. The residual add and norm that end a
 // layer are counted with its first segment, a shift of one small memory-bound op.
+// Backward overlap (Megatron-LM --async-tensor-model-parallel-allreduce, on by default since 2021;
+// with SP the reduce-scatter likewise): the input-gradient collective after qkv and mlp_up runs
+// beside their weight-gradient GEMM (Segment::overlap_ps), unless the schedule splits W off.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,10 @@ struct Segment {
   bool has_comm = false;
   comm::Op op = comm::Op::all_reduce;
   bool recompute = false;  ///< a full-recompute forward segment run inside backward
+  /// Compute that runs WHILE the collective runs (Megatron-LM's async TP all-reduce: the input
+  /// gradient of qkv / mlp_up is reduced while their weight gradient is computed). Not part of
+  /// compute_ps.
+  std::int64_t overlap_ps = 0;
 };
 
 struct LayerCost {

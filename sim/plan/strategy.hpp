@@ -42,6 +42,9 @@ struct Strategy {
   std::string rank_order = "tp-dp-pp";
   bool distributed_optimizer = false; ///< Megatron's ZeRO-1 equivalent (shards optimizer states)
   bool allow_tp_across_servers = false;
+  /// FlashAttention (Dao 2023) for the attention core; false = Megatron-LM's 2022 path (batched
+  /// GEMMs + fused softmax), as in Korthikanti et al. 2022's measurements.
+  bool flash_attention = true;
   StrategyPositions where;            ///< positions for errors; empty for strategies built in code
 
   /// ZeRO stage in effect: Megatron's distributed optimizer counts as stage 1.

@@ -165,7 +165,24 @@ class StageEmitter {
           tail_[r] = t;
         }
       }
-      if (seg.has_comm) tp_collective(seg.op, layer);
+      if (seg.has_comm && seg.overlap_ps > 0) overlapped_tp(seg, cat, layer);
+      else if (seg.has_comm) tp_collective(seg.op, layer, Slot::compute);
+    }
+  }
+
+  // The collective on the tp stream beside the weight-gradient GEMM; a marker on the compute
+  // stream joins them, so the next segment starts when both are done.
+  void overlapped_tp(const Segment& seg, TaskCategory cat, int layer) {
+    std::vector<core::TaskId> before(tail_.size());
+    for (int r : all_) before[r] = tail_[r];
+    tp_collective(seg.op, layer, Slot::tp);
+    for (int r : all_) {
+      b_.depend(before[r], tail_[r]);
+      const core::TaskId member = tail_[r];
+      b_.compute(r, seg.overlap_ps, cat, layer, pass_.microbatch, pass_.chunk);
+      const core::TaskId join = b_.engine.add_marker(b_.stream(r, Slot::compute));
+      b_.depend(member, join);
+      tail_[r] = join;
     }
   }
 
@@ -182,13 +199,13 @@ class StageEmitter {
     }
   }
 
-  void tp_collective(comm::Op op, int layer) {
+  void tp_collective(comm::Op op, int layer, Slot slot) {
     for (const auto& g : groups_) {
       std::vector<core::StreamId> streams;
-      for (int r : g) streams.push_back(b_.stream(r, Slot::compute));
+      for (int r : g) streams.push_back(b_.stream(r, slot));
       auto members = b_.collectives.add(CommClass::tp, op, b_.grid.tp_group(b_.global_of[g.front()]), b_.tp_bytes,
                                         streams, stage_);
-      b_.record_members(members, g, CommClass::tp, op, b_.tp_bytes, layer, pass_.microbatch, pass_.chunk, Slot::compute);
+      b_.record_members(members, g, CommClass::tp, op, b_.tp_bytes, layer, pass_.microbatch, pass_.chunk, slot);
       for (std::size_t k = 0; k < g.size(); ++k) tail_[g[k]] = members[k];
     }
   }

@@ -5,7 +5,8 @@
 // blocking TP collectives, which Megatron runs on the compute stream), dp (gradient buckets,
 // ZeRO reduce-scatter, ZeRO-1/2 re-gather), zero (ZeRO-3 parameter prefetch), and one stream per
 // PP direction (send to next, send to previous, receive from previous, receive from next) so a
-// send never queues behind a receive; each PP channel is FIFO on both ends.
+// send never queues behind a receive; each PP channel is FIFO on both ends; and tp, for the
+// backward TP collectives Megatron overlaps with weight-gradient GEMMs.
 #pragma once
 
 #include <array>
@@ -28,8 +29,8 @@
 
 namespace stepsim::plan {
 
-enum class Slot : std::uint8_t { compute, dp, zero, send_next, send_prev, recv_prev, recv_next };
-inline constexpr int kSlots = 7;
+enum class Slot : std::uint8_t { compute, dp, zero, send_next, send_prev, recv_prev, recv_next, tp };
+inline constexpr int kSlots = 8;
 
 enum class MemKind : std::uint8_t { activations, gathered, buffers };
 
