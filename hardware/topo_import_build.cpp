@@ -223,7 +223,7 @@ std::string topo_to_hardware_yaml(const TopoMatrix& m, const GpuSpec& gpu, const
 
 std::string import_nvidia_smi_topo(const std::string& text, const std::string& file, const std::string& gpu_name) {
   const TopoMatrix m = parse_nvidia_smi_topo(text, file);
-  const GpuSpec gpu = load_gpu_spec(gpu_name);
+  const GpuSpec gpu = find_gpu_spec(gpu_name, {}, "gpu");
   const std::string yaml = topo_to_hardware_yaml(m, gpu, file);
   const Cluster c = load_cluster_text(yaml, file + " (imported)");
   std::map<std::string, int> node_of;
