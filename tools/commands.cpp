@@ -6,12 +6,14 @@ namespace stepsim::cli {
 int run_version(const Args& args);
 int run_model(const Args& args);
 int run_topo(const Args& args);
+int run_bubble(const Args& args);
 
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> kCommands{
       {"version", "print the version", run_version},
       {"model", "show a model's parameters, FLOPs, per-layer ops and memory", run_model},
       {"topo", "show a hardware topology, or import nvidia-smi topo -m", run_topo},
+      {"bubble", "the pipeline bubble, simulated and drawn, beside the textbook formula", run_bubble},
   };
   return kCommands;
 }

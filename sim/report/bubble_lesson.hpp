@@ -33,8 +33,8 @@ struct BubbleLesson {
 /// or not finite, or interleaved with m not a multiple of p.
 BubbleLesson run_bubble_lesson(const BubbleLessonInput& input);
 
-/// One line on what would shrink the bubble (more microbatches, interleaving, zero-bubble), with
-/// the textbook numbers each gives for this p and m, and what the sends added when R > 0.
+/// A line on what would shrink the bubble (more microbatches, interleaving, zero-bubble), with
+/// the textbook numbers each gives for this p and m; a second line on what the sends added when R > 0.
 std::string bubble_advice(const BubbleLessonInput& input, double measured, double formula);
 
 /// The ASCII diagram (`width` columns), the bubble line and the advice.

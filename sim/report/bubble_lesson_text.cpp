@@ -27,20 +27,20 @@ std::string bubble_advice(const BubbleLessonInput& in, double measured, double f
   if (p == 1) return "One stage has no pipeline bubble; pipeline stages are what create it.";
   const int v = in.schedule == K::interleaved ? in.chunks : 1;
   std::vector<std::string> options;
-  options.push_back("4x the microbatches (m = " + std::to_string(4 * m) + ") gives " +
+  options.push_back("4x the microbatches (m = " + std::to_string(4 * m) + "): " +
                     percent(ideal_bubble(in.schedule, p, 4 * m, v)));
   if (in.schedule != K::zb_h1) {
     const int v2 = in.schedule == K::interleaved ? 2 * v : 2;
-    options.push_back("interleaving with v = " + std::to_string(v2) + " gives " +
-                      percent(ideal_bubble(K::interleaved, p, m, v2)) + (m % p != 0 ? " (needs m a multiple of p)" : ""));
-    options.push_back("zero-bubble zb-h1 gives " + percent(ideal_bubble(K::zb_h1, p, m, 1)));
+    options.push_back("interleaving v = " + std::to_string(v2) + ": " + percent(ideal_bubble(K::interleaved, p, m, v2)) +
+                      (m % p != 0 ? " (needs m a multiple of p)" : ""));
+    options.push_back("zero-bubble zb-h1: " + percent(ideal_bubble(K::zb_h1, p, m, 1)));
   }
-  std::string line = "To shrink it: ";
-  for (std::size_t i = 0; i < options.size(); ++i) line += (i == 0 ? "" : i + 1 == options.size() ? " and " : ", ") + options[i];
+  std::string line = "Shrink it with ";
+  for (std::size_t i = 0; i < options.size(); ++i) line += (i == 0 ? "" : ", ") + options[i];
   line += ".";
   if (in.comm_ratio > 0 && measured > formula)
-    line += " The sends (R = " + fixed(in.comm_ratio, 2) + ") add " + fixed(100 * (measured - formula), 1) +
-            " points over the formula; overlapping them with compute or faster links recovers that.";
+    line += "\nThe sends (R = " + fixed(in.comm_ratio, 2) + ") add " + fixed(100 * (measured - formula), 1) +
+            " points over the formula; overlap them with compute or use faster links.";
   return line;
 }
 

@@ -43,7 +43,8 @@ TEST_CASE("sends cost R·T_F each and make the bubble larger than the formula") 
   CHECK(l.result.step_time_s == doctest::Approx(7e-3).epsilon(1e-12));
   CHECK(l.view.measured_bubble == doctest::Approx(8.0 / 14).epsilon(1e-12));
   CHECK(l.view.formula_bubble == doctest::Approx(1.0 / 2));
-  CHECK(l.advice.find("The sends (R = 0.50) add 7.1 points over the formula") != std::string::npos);
+  // 8/14 − 1/2 = 7.1 points.
+  CHECK(l.advice.find("\nThe sends (R = 0.50) add 7.1 points over the formula") != std::string::npos);
   // The critical path runs through both sends and adds up to the step.
   const auto path = report::critical_path(l.result);
   CHECK(path.total_ps == 7'000'000'000);
@@ -52,8 +53,7 @@ TEST_CASE("sends cost R·T_F each and make the bubble larger than the formula") 
 TEST_CASE("bubble advice names what shrinks the bubble, with textbook numbers") {
   // p = 4, m = 8: 4x the microbatches 3/35 = 8.6 %, v = 2 3/19 = 15.8 %, ZB-H1 3/27 = 11.1 %.
   CHECK(report::bubble_advice({K::one_f_one_b, 4, 8, 1, 0}, 3.0 / 11, 3.0 / 11) ==
-        "To shrink it: 4x the microbatches (m = 32) gives 8.6 %, interleaving with v = 2 gives 15.8 % and "
-        "zero-bubble zb-h1 gives 11.1 %.");
+        "Shrink it with 4x the microbatches (m = 32): 8.6 %, interleaving v = 2: 15.8 %, zero-bubble zb-h1: 11.1 %.");
   CHECK(report::bubble_advice({K::one_f_one_b, 1, 8, 1, 0}, 0, 0).find("no pipeline bubble") != std::string::npos);
 }
 

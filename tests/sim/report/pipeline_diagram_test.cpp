@@ -81,8 +81,7 @@ TEST_CASE("ASCII diagrams fit 120 columns, whatever the pipeline") {
     const auto l = report::run_bubble_lesson(in);
     const auto lines = lines_of(report::format_bubble_lesson(l));
     CHECK(lines.size() >= static_cast<std::size_t>(in.stages) + 5);
-    for (const auto& line : lines)
-      if (line.rfind("To shrink it", 0) != 0) CHECK(report::display_width(line) <= 120);
+    for (const auto& line : lines) CHECK(report::display_width(line) <= 120);
   }
 }
 
