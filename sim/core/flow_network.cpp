@@ -95,34 +95,6 @@ void FlowNetwork::finish_flow(std::uint32_t flow, std::int64_t now_ps) {
   free_.push_back(flow);
 }
 
-// Breadth-first search from the dirty links over "flow crosses link", so that only flows whose
-// max-min rate can change are solved again.
-void FlowNetwork::collect_component() {
-  ++epoch_;
-  comp_links_.clear();
-  comp_flows_.clear();
-  for (const std::uint32_t l : dirty_links_) {
-    links_[l].dirty = false;
-    if (links_[l].mark == epoch_) continue;
-    links_[l].mark = epoch_;
-    comp_links_.push_back(l);
-  }
-  dirty_links_.clear();
-  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
-    for (const std::uint32_t fl : links_[comp_links_[i]].flows) {
-      Flow& f = flows_[fl];
-      if (f.mark == epoch_) continue;
-      f.mark = epoch_;
-      comp_flows_.push_back(fl);
-      for (const std::uint32_t l : f.route) {
-        if (links_[l].mark == epoch_) continue;
-        links_[l].mark = epoch_;
-        comp_links_.push_back(l);
-      }
-    }
-  }
-}
-
 void FlowNetwork::apply_rate(std::uint32_t flow, double rate, std::int64_t now_ps, std::uint64_t& seq,
                              TraceSink* sink) {
   Flow& f = flows_[flow];
@@ -138,31 +110,27 @@ void FlowNetwork::apply_rate(std::uint32_t flow, double rate, std::int64_t now_p
   if (sink) sink->on_flow_rate(f.task, TimePoint{now_ps}, rate);
 }
 
-void FlowNetwork::report_loads(std::int64_t now_ps, TraceSink& sink) {
+// Summed afresh in list order rather than adjusted by differences, so no rounding accumulates
+// over millions of changes (is_saturated() reads these).
+void FlowNetwork::update_loads(std::int64_t now_ps, TraceSink* sink) {
   for (const std::uint32_t l : comp_links_) {
     Link& link = links_[l];
     double load = 0;
     for (const std::uint32_t fl : link.flows) load += flows_[fl].rate;
     if (load == link.load) continue;
     link.load = load;
-    sink.on_link_load(LinkId{l}, TimePoint{now_ps}, load);
+    if (sink) sink->on_link_load(LinkId{l}, TimePoint{now_ps}, load);
   }
 }
 
 void FlowNetwork::recompute(std::int64_t now_ps, std::uint64_t& seq, TraceSink* sink) {
-  collect_component();
-  problem_.clear();
-  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
-    links_[comp_links_[i]].local = static_cast<std::uint32_t>(i);
-    problem_.capacity.push_back(links_[comp_links_[i]].capacity);
-  }
-  for (const std::uint32_t fl : comp_flows_) {
-    for (const std::uint32_t l : flows_[fl].route) problem_.route_links.push_back(links_[l].local);
-    problem_.end_flow();
-  }
-  solver_.solve(problem_, rates_);
+  seed_component();
+  do {
+    build_problem();
+    solver_.solve(problem_, rates_);
+  } while (couple_filled_residuals());
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) apply_rate(comp_flows_[i], rates_[i], now_ps, seq, sink);
-  if (sink) report_loads(now_ps, *sink);
+  update_loads(now_ps, sink);
   ++rate_updates_;
 }
 

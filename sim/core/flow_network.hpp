@@ -4,6 +4,11 @@
 // max-min fairness gives it over its route (max_min.hpp). Rates change only when a flow starts or
 // ends, and then only for the flows connected to it through shared links (the connected component
 // of the flow/link graph); all changes at one timestamp are solved together, once, by recompute().
+// Only *saturated* links couple flows: a link with spare capacity passes no change from one of its
+// flows to another unless the change fills it. So the component grows from the changed links
+// through saturated ones; a link with spare capacity on its edge enters the solve with the
+// capacity its outside flows leave (a residual), and if the new rates fill that residual the link
+// is coupled too and the component solved again (flow_component.cpp argues why this is exact).
 // A flow's remaining bytes are a double: remaining(t) = remaining(updated) - rate·(t - updated).
 // Its completion time is rounded up to a whole picosecond (rounding.hpp) and kept in an indexed
 // heap; a rate change moves the key in place. A flow whose remainder drops under kDoneBytes is done
@@ -70,8 +75,9 @@ class FlowNetwork {
     std::int64_t busy_ps = 0;           ///< time with at least one flow, closed intervals
     std::int64_t busy_since_ps = 0;     ///< start of the open interval while flows is non-empty
     double bytes = 0;                   ///< bytes of finished flows that crossed it
-    double load = 0;                    ///< sum of flow rates last reported to the sink
-    std::uint64_t mark = 0;             ///< component search epoch
+    double load = 0;                    ///< sum of its flows' rates after the last solve
+    std::uint64_t mark = 0;             ///< epoch in which it was put in the component's link list
+    std::uint64_t coupled = 0;          ///< epoch in which all its flows were put in the component
     std::uint32_t local = 0;            ///< index in the current MaxMinProblem
     bool dirty = false;
   };
@@ -83,13 +89,21 @@ class FlowNetwork {
     double rate = 0;                    ///< bytes/s since updated_ps
     std::int64_t updated_ps = 0;
     TaskId task;
-    std::uint64_t mark = 0;
+    std::uint64_t mark = 0;             ///< epoch in which it joined the component
+    std::uint32_t local = 0;            ///< index in the current MaxMinProblem
   };
 
   void mark_dirty(std::uint32_t link);
-  void collect_component();
   void apply_rate(std::uint32_t flow, double rate, std::int64_t now_ps, std::uint64_t& seq, TraceSink* sink);
-  void report_loads(std::int64_t now_ps, TraceSink& sink);
+  void update_loads(std::int64_t now_ps, TraceSink* sink);
+  // flow_component.cpp
+  void seed_component();
+  void include_link(std::uint32_t link);
+  void couple_link(std::uint32_t link);
+  void drain_coupled();
+  bool is_saturated(std::uint32_t link) const;
+  void build_problem();
+  bool couple_filled_residuals();
   void unlink_hop(std::uint32_t flow, std::size_t hop);
 
   std::vector<Link> links_;
@@ -100,7 +114,7 @@ class FlowNetwork {
   std::uint64_t epoch_ = 0;
   std::uint64_t rate_updates_ = 0;
   // Scratch for recompute(), kept to avoid allocating once per timestamp.
-  std::vector<std::uint32_t> comp_links_, comp_flows_;
+  std::vector<std::uint32_t> comp_links_, comp_flows_, to_drain_;
   MaxMinProblem problem_;
   MaxMinSolver solver_;
   std::vector<double> rates_;

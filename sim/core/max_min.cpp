@@ -10,8 +10,10 @@ namespace stepsim::core {
 namespace {
 using HeapEntry = std::pair<double, std::uint32_t>;
 // Min-heap on (share, link): among equal shares the lower link index goes first, so the result
-// does not depend on heap internals.
-bool larger(const HeapEntry& a, const HeapEntry& b) { return b < a; }
+// does not depend on heap internals. A function object, so the heap algorithms inline it.
+struct Larger {
+  bool operator()(const HeapEntry& a, const HeapEntry& b) const { return b < a; }
+};
 }  // namespace
 
 void MaxMinSolver::index_links(const MaxMinProblem& problem) {
@@ -29,15 +31,12 @@ void MaxMinSolver::index_links(const MaxMinProblem& problem) {
   }
 }
 
-void MaxMinSolver::push_share(std::uint32_t link) {
-  share_[link] = std::max(cap_left_[link], 0.0) / unfrozen_[link];
-  heap_.emplace_back(share_[link], link);
-  std::push_heap(heap_.begin(), heap_.end(), larger);
+double MaxMinSolver::share_of(std::uint32_t link) const {
+  return std::max(cap_left_[link], 0.0) / unfrozen_[link];
 }
 
 void MaxMinSolver::freeze_link(const MaxMinProblem& problem, std::uint32_t link, double share,
                                std::vector<double>& rates) {
-  touched_.clear();
   for (std::uint32_t i = link_begin_[link]; i < link_begin_[link + 1]; ++i) {
     const std::uint32_t f = link_flows_[i];
     if (frozen_[f]) continue;
@@ -47,14 +46,8 @@ void MaxMinSolver::freeze_link(const MaxMinProblem& problem, std::uint32_t link,
       const std::uint32_t l = problem.route_links[h];
       cap_left_[l] -= share;
       --unfrozen_[l];
-      if (touched_mark_[l] != link + 1) {
-        touched_mark_[l] = link + 1;
-        touched_.push_back(l);
-      }
     }
   }
-  for (const std::uint32_t l : touched_)
-    if (unfrozen_[l] > 0) push_share(l);
 }
 
 void MaxMinSolver::solve(const MaxMinProblem& problem, std::vector<double>& rates) {
@@ -62,17 +55,25 @@ void MaxMinSolver::solve(const MaxMinProblem& problem, std::vector<double>& rate
   rates.assign(problem.flow_count(), 0.0);
   index_links(problem);
   cap_left_.assign(problem.capacity.begin(), problem.capacity.end());
-  share_.assign(links, 0.0);
   frozen_.assign(problem.flow_count(), 0);
-  touched_mark_.assign(links, 0);  // a link freezes at most once, so link + 1 names a round
   heap_.clear();
   for (std::uint32_t l = 0; l < links; ++l)
-    if (unfrozen_[l] > 0) push_share(l);
+    if (unfrozen_[l] > 0) heap_.emplace_back(share_of(l), l);
+  std::make_heap(heap_.begin(), heap_.end(), Larger{});
+  // Freezing flows at the smallest share s never lowers another link's share: (c - k·s)/(n - k)
+  // >= c/n when s <= c/n. So keys only go stale upward, and a link is re-queued only when it is
+  // popped with an outdated key (lazy increase-key), instead of after every change.
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), larger);
-    const auto [share, link] = heap_.back();
+    std::pop_heap(heap_.begin(), heap_.end(), Larger{});
+    const auto [key, link] = heap_.back();
     heap_.pop_back();
-    if (unfrozen_[link] == 0 || share != share_[link]) continue;  // stale key
+    if (unfrozen_[link] == 0) continue;
+    const double share = share_of(link);
+    if (share > key) {
+      heap_.emplace_back(share, link);
+      std::push_heap(heap_.begin(), heap_.end(), Larger{});
+      continue;
+    }
     freeze_link(problem, link, share, rates);
   }
 }

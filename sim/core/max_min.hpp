@@ -7,8 +7,9 @@
 // than its capacity (up to rounding), and every flow crosses at least one *bottleneck*: a link that
 // is full and on which no flow has a higher rate.
 //
-// Complexity: O((L + H) log(L + H)) for L links and H route hops in total: links wait in a min-heap
-// keyed by their current fair share (cap_left / unfrozen flows), with lazy deletion of stale keys.
+// Complexity: O(H + L log L) for L links and H route hops in total, in practice: links wait in a
+// min-heap keyed by their fair share (cap_left / unfrozen flows), which only grows as flows freeze,
+// so a link is re-queued only when popped with a stale key.
 // The solver owns scratch space so that the engine, which solves once per timestamp, does not
 // allocate; one solver must not be used from two threads at once.
 #pragma once
@@ -44,16 +45,13 @@ class MaxMinSolver {
  private:
   void index_links(const MaxMinProblem& problem);
   void freeze_link(const MaxMinProblem& problem, std::uint32_t link, double share, std::vector<double>& rates);
-  void push_share(std::uint32_t link);
+  double share_of(std::uint32_t link) const;
 
   std::vector<double> cap_left_;               ///< capacity not yet given to frozen flows
   std::vector<std::uint32_t> unfrozen_;        ///< route hops of unfrozen flows per link
-  std::vector<double> share_;                  ///< current cap_left / unfrozen: the live heap key
   std::vector<std::uint32_t> link_begin_;      ///< CSR: flows crossing each link
   std::vector<std::uint32_t> link_flows_;
   std::vector<std::uint8_t> frozen_;
-  std::vector<std::uint32_t> touched_;         ///< links whose share changed in this round
-  std::vector<std::uint32_t> touched_mark_;    ///< round number in which a link was last touched
   std::vector<std::pair<double, std::uint32_t>> heap_;  ///< (share, link), min on top
 };
 

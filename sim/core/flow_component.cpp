@@ -1,0 +1,105 @@
+// Which flows a change can affect, and the max-min problem over them (flow_network.hpp).
+//
+// Why solving only the component is exact. The component C is closed under "shares a coupled link":
+// every changed link is coupled, and so is every saturated link a C flow crosses. Other links C
+// crosses (boundary links) had spare capacity; C is solved with what their outside flows leave.
+// If the solution fills no boundary residual, the union of C's new rates and everyone else's old
+// rates is the max-min allocation: it is feasible; every C flow's bottleneck is full and is a
+// coupled link (a boundary one would be filled), whose flows are all in C, so it is a bottleneck
+// globally; every outside flow keeps its old bottleneck, a saturated link that no C flow crosses
+// (else that link would be coupled and the outside flow in C) and that did not change. If the
+// solution does fill a residual, that link is coupled and C solved again; C only grows, so this
+// ends. (The max-min allocation is unique and characterized by bottlenecks: Bertsekas & Gallager,
+// "Data Networks", 2nd ed., section 6.5.)
+#include "sim/core/flow_network.hpp"
+
+namespace stepsim::core {
+
+namespace {
+// A link this close to full counts as full: erring this way only makes the component larger.
+constexpr double kFullFraction = 1.0 - 1e-9;
+}  // namespace
+
+bool FlowNetwork::is_saturated(std::uint32_t link) const {
+  return links_[link].load >= links_[link].capacity * kFullFraction;
+}
+
+void FlowNetwork::include_link(std::uint32_t link) {
+  if (links_[link].mark == epoch_) return;
+  links_[link].mark = epoch_;
+  comp_links_.push_back(link);
+}
+
+void FlowNetwork::couple_link(std::uint32_t link) {
+  if (links_[link].coupled == epoch_) return;
+  links_[link].coupled = epoch_;
+  include_link(link);
+  to_drain_.push_back(link);
+}
+
+// Brings every flow of every coupled link into the component, and follows their routes.
+void FlowNetwork::drain_coupled() {
+  while (!to_drain_.empty()) {
+    const std::uint32_t link = to_drain_.back();
+    to_drain_.pop_back();
+    for (const std::uint32_t fl : links_[link].flows) {
+      Flow& f = flows_[fl];
+      if (f.mark == epoch_) continue;
+      f.mark = epoch_;
+      comp_flows_.push_back(fl);
+      for (const std::uint32_t l : f.route) {
+        include_link(l);
+        if (is_saturated(l)) couple_link(l);
+      }
+    }
+  }
+}
+
+void FlowNetwork::seed_component() {
+  ++epoch_;
+  comp_links_.clear();
+  comp_flows_.clear();
+  for (const std::uint32_t l : dirty_links_) {
+    links_[l].dirty = false;
+    couple_link(l);
+  }
+  dirty_links_.clear();
+  drain_coupled();
+}
+
+void FlowNetwork::build_problem() {
+  problem_.clear();
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    Link& link = links_[comp_links_[i]];
+    link.local = static_cast<std::uint32_t>(i);
+    double capacity = link.capacity;
+    if (link.coupled != epoch_)
+      for (const std::uint32_t fl : link.flows)
+        if (flows_[fl].mark != epoch_) capacity -= flows_[fl].rate;
+    problem_.capacity.push_back(capacity);  // > 0: an unsaturated link has spare capacity
+  }
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
+    Flow& f = flows_[comp_flows_[i]];
+    f.local = static_cast<std::uint32_t>(i);
+    for (const std::uint32_t l : f.route) problem_.route_links.push_back(links_[l].local);
+    problem_.end_flow();
+  }
+}
+
+// Couples every boundary link whose residual the last solve filled; true if there was one.
+bool FlowNetwork::couple_filled_residuals() {
+  const std::size_t links = comp_links_.size();
+  for (std::size_t i = 0; i < links; ++i) {
+    const std::uint32_t l = comp_links_[i];
+    if (links_[l].coupled == epoch_) continue;
+    double load = 0;
+    for (const std::uint32_t fl : links_[l].flows)
+      if (flows_[fl].mark == epoch_) load += rates_[flows_[fl].local];
+    if (load >= problem_.capacity[i] * kFullFraction) couple_link(l);
+  }
+  if (to_drain_.empty()) return false;
+  drain_coupled();
+  return true;
+}
+
+}  // namespace stepsim::core

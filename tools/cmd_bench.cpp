@@ -1,0 +1,171 @@
+// `stepsim bench engine [--json]`: how fast the simulation core is, on synthetic inputs sized like
+// a large run, so a slowdown in sim/core shows up as a number rather than as a slow sweep.
+//
+// (a) 2,000,000 compute tasks on 1,024 streams, each task depending on up to two random earlier
+//     tasks (fixed seed): build time and run time; tasks_per_s = tasks / run time.
+// (b) 100,000 flows of random sizes on a 1,024-host two-level fat tree (32 leaves x 32 hosts,
+//     32 spines, 25 GB/s links, 1 us latency), 1,000 chains of 100 flows so that at most 1,000
+//     are active and a new one starts when one finishes: seconds to run them all.
+// (c) peak resident memory of the process (getrusage ru_maxrss).
+// Target on one core, Release build: (a) >= 5 million tasks/s, (b) <= 10 s.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "sim/core/engine.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+using core::Engine;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct DagResult {
+  std::size_t tasks = 0;
+  double build_s = 0;
+  double run_s = 0;
+};
+
+DagResult bench_task_dag() {
+  constexpr std::uint32_t kTasks = 2'000'000, kStreams = 1'024, kStreamsPerDevice = 8;
+  const auto start = Clock::now();
+  Engine e;
+  std::vector<core::StreamId> streams;
+  for (std::uint32_t s = 0; s < kStreams; ++s) {
+    static_assert(kStreams % kStreamsPerDevice == 0);
+    if (s % kStreamsPerDevice == 0) e.add_device();
+    streams.push_back(e.add_stream(core::DeviceId{s / kStreamsPerDevice}, core::StreamKind::compute));
+  }
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<std::uint32_t> stream_of(0, kStreams - 1), deps_of(0, 2), back(1, 50'000);
+  std::uniform_int_distribution<std::int64_t> duration_ps(1'000, 1'000'000);
+  for (std::uint32_t i = 0; i < kTasks; ++i) {
+    const core::TaskId t = e.add_compute(streams[stream_of(rng)], core::Duration{duration_ps(rng)});
+    for (std::uint32_t k = deps_of(rng); k > 0 && i > 0; --k) {
+      const std::uint32_t distance = std::min(back(rng), i);
+      e.add_dependency(core::TaskId{i - distance}, t);
+    }
+  }
+  DagResult r;
+  r.tasks = e.task_count();
+  r.build_s = seconds_since(start);
+  const auto run_start = Clock::now();
+  e.run();
+  r.run_s = seconds_since(run_start);
+  return r;
+}
+
+// Two-level fat tree: host h is on leaf h / kHosts; every leaf links to every spine. Directed links,
+// so a host has an uplink and a downlink, and each leaf-spine pair one link each way.
+class FatTree {
+ public:
+  static constexpr std::uint32_t kLeaves = 32, kHostsPerLeaf = 32, kSpines = 32;
+  static constexpr std::uint32_t kHosts = kLeaves * kHostsPerLeaf;
+
+  explicit FatTree(Engine& e) {
+    constexpr double kLinkBytesPerS = 25e9;
+    for (std::uint32_t h = 0; h < kHosts; ++h) host_up_.push_back(e.add_link(kLinkBytesPerS));
+    for (std::uint32_t h = 0; h < kHosts; ++h) host_down_.push_back(e.add_link(kLinkBytesPerS));
+    for (std::uint32_t i = 0; i < kLeaves * kSpines; ++i) leaf_up_.push_back(e.add_link(kLinkBytesPerS));
+    for (std::uint32_t i = 0; i < kLeaves * kSpines; ++i) spine_down_.push_back(e.add_link(kLinkBytesPerS));
+  }
+
+  /// The route from host src to host dst (src != dst) through `spine` when they are on two leaves.
+  std::vector<core::LinkId> route(std::uint32_t src, std::uint32_t dst, std::uint32_t spine) const {
+    const std::uint32_t leaf_src = src / kHostsPerLeaf, leaf_dst = dst / kHostsPerLeaf;
+    if (leaf_src == leaf_dst) return {host_up_[src], host_down_[dst]};
+    return {host_up_[src], leaf_up_[leaf_src * kSpines + spine], spine_down_[spine * kLeaves + leaf_dst],
+            host_down_[dst]};
+  }
+
+ private:
+  std::vector<core::LinkId> host_up_, host_down_, leaf_up_, spine_down_;
+};
+
+struct ChurnResult {
+  std::size_t flows = 0;
+  double build_s = 0;
+  double run_s = 0;
+  std::uint64_t rate_updates = 0;
+};
+
+ChurnResult bench_flow_churn() {
+  constexpr std::uint32_t kFlows = 100'000, kChains = 1'000;
+  const auto start = Clock::now();
+  Engine e;
+  const FatTree tree(e);
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<std::uint32_t> host(0, FatTree::kHosts - 1), spine(0, FatTree::kSpines - 1);
+  std::uniform_int_distribution<std::int64_t> bytes(1'000, 16'000'000);
+  std::vector<core::TaskId> last(kChains);
+  for (std::uint32_t i = 0; i < kFlows; ++i) {
+    const std::uint32_t src = host(rng);
+    std::uint32_t dst = host(rng);
+    if (dst == src) dst = (dst + 1) % FatTree::kHosts;
+    const core::TaskId t = e.add_transfer(tree.route(src, dst, spine(rng)), bytes(rng), core::microseconds(1));
+    if (i >= kChains) e.add_dependency(last[i % kChains], t);
+    last[i % kChains] = t;
+  }
+  ChurnResult r;
+  r.flows = kFlows;
+  r.build_s = seconds_since(start);
+  const auto run_start = Clock::now();
+  r.rate_updates = e.run().rate_updates;
+  r.run_s = seconds_since(run_start);
+  return r;
+}
+
+std::int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+void print_text(const DagResult& dag, const ChurnResult& churn, std::int64_t rss) {
+  std::printf("task DAG      %zu compute tasks on 1024 streams, random dependencies\n", dag.tasks);
+  std::printf("  build       %10.3f s\n", dag.build_s);
+  std::printf("  run         %10.3f s\n", dag.run_s);
+  std::printf("  tasks_per_s %10.3f M tasks/s   (target >= 5)\n", static_cast<double>(dag.tasks) / dag.run_s / 1e6);
+  std::printf("flow churn    %zu flows, <= 1000 active, 1024-host fat tree\n", churn.flows);
+  std::printf("  build       %10.3f s\n", churn.build_s);
+  std::printf("  run         %10.3f s   (target <= 10)\n", churn.run_s);
+  std::printf("  rate solves %10llu\n", static_cast<unsigned long long>(churn.rate_updates));
+  std::printf("peak RSS      %10.1f MiB\n", static_cast<double>(rss) / (1024.0 * 1024.0));
+}
+
+}  // namespace
+
+int run_bench(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()("json", "print one JSON object instead of a table")(
+      "what", po::value<std::string>()->required(), "what to measure: engine");
+  po::positional_options_description positional;
+  positional.add("what", 1);
+  const auto vm = parse_command_line("bench", "engine [--json]",
+                                     "Measure the simulation engine's speed on synthetic task graphs and flows.",
+                                     options, positional, args);
+  if (!vm) return 0;
+  if ((*vm)["what"].as<std::string>() != "engine")
+    throw UsageError("stepsim bench: unknown benchmark '" + (*vm)["what"].as<std::string>() +
+                     "'; expected 'engine' (see stepsim bench --help)");
+  const DagResult dag = bench_task_dag();
+  const ChurnResult churn = bench_flow_churn();
+  const std::int64_t rss = peak_rss_bytes();
+  if (vm->count("json"))
+    std::printf("{\"tasks_per_s\": %.0f, \"flow_churn_s\": %.3f, \"peak_rss_bytes\": %lld}\n",
+                static_cast<double>(dag.tasks) / dag.run_s, churn.run_s, static_cast<long long>(rss));
+  else
+    print_text(dag, churn, rss);
+  return 0;
+}
+
+}  // namespace stepsim::cli
