@@ -51,10 +51,12 @@ std::string csv_number(double v) {
 
 }  // namespace
 
-void write_results_json(const std::vector<plan::StepResult>& results, std::ostream& out) {
+void write_results_json(const std::vector<plan::StepResult>& results, std::ostream& out, const std::string& scenario) {
   const auto best = best_index(results);
   JsonWriter w(out);
-  w.begin_object().key("format_version").value(kResultFormatVersion).key("best");
+  w.begin_object().key("format_version").value(kResultFormatVersion);
+  if (!scenario.empty()) w.key("scenario").value(scenario);
+  w.key("best");
   if (best) w.value(results[*best].name);
   else w.null();
   w.key("results").begin_array();

@@ -13,8 +13,10 @@ namespace stepsim::report {
 
 constexpr int kResultFormatVersion = 1;
 
-/// {"format_version": 1, "best": NAME|null, "results": [{...}, ...]}, newline-terminated.
-void write_results_json(const std::vector<plan::StepResult>& results, std::ostream& out);
+/// {"format_version": 1, "scenario": NAME (when given), "best": NAME|null, "results": [{...}, ...]},
+/// newline-terminated.
+void write_results_json(const std::vector<plan::StepResult>& results, std::ostream& out,
+                        const std::string& scenario = "");
 
 /// The CSV header line (no newline), RFC 4180.
 std::string csv_header();

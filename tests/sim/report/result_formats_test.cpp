@@ -26,8 +26,9 @@ TEST_CASE("results JSON parses and names the best plan") {
   auto huge = sample("huge, \"quoted\"", 5000, false);
   huge.memory_note = "activations dominate";
   std::ostringstream out;
-  report::write_results_json({slow, huge}, out);
+  report::write_results_json({slow, huge}, out, "llama2-7b on 4 A100");
   const auto doc = parse_json(out.str());
+  CHECK(doc["scenario"].string == "llama2-7b on 4 A100");
   CHECK(doc["format_version"].number == report::kResultFormatVersion);
   CHECK(doc["best"].string == "slow");  // huge is faster but does not fit
   REQUIRE(doc["results"].array.size() == 2);
@@ -41,6 +42,7 @@ TEST_CASE("results JSON parses and names the best plan") {
   std::ostringstream none;
   report::write_results_json({huge}, none);
   CHECK(parse_json(none.str())["best"].type == report::testing::Json::Type::null);
+  CHECK_FALSE(parse_json(none.str()).has("scenario"));
 }
 
 TEST_CASE("results CSV has a header and one quoted-where-needed row per plan") {
