@@ -7,9 +7,10 @@ namespace stepsim::config {
 
 std::string to_string(const SourcePos& pos) {
   std::string out = pos.file;
+  // Appended piecewise: `":" + std::to_string(n)` trips GCC 12's false -Wrestrict at -O3.
   if (pos.line > 0) {
-    out += ":" + std::to_string(pos.line);
-    if (pos.column > 0) out += ":" + std::to_string(pos.column);
+    out.append(1, ':').append(std::to_string(pos.line));
+    if (pos.column > 0) out.append(1, ':').append(std::to_string(pos.column));
   }
   return out;
 }
