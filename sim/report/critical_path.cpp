@@ -4,18 +4,29 @@
 #include <map>
 #include <set>
 
+#include "sim/report/chrome_trace.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/text_table.hpp"
 
 namespace stepsim::report {
 
+namespace {
+
+// "forward mlp"; just "forward" when the op adds nothing (empty, or the category's own name).
+std::string compute_label(const char* phase, const plan::TaskRecord& t) {
+  if (t.op.empty() || t.op == phase || t.op == category_key(t.category)) return phase;
+  return std::string(phase) + " " + t.op;
+}
+
+}  // namespace
+
 std::string critical_path_label(const plan::TaskRecord& t) {
   using C = plan::TaskCategory;
   switch (t.category) {
-    case C::forward: return "forward " + t.op;
-    case C::backward_input: return "backward " + t.op;
-    case C::backward_weight: return "weight-gradient " + t.op;
-    case C::recompute: return "recompute " + t.op;
+    case C::forward: return compute_label("forward", t);
+    case C::backward_input: return compute_label("backward", t);
+    case C::backward_weight: return compute_label("weight-gradient", t);
+    case C::recompute: return compute_label("recompute", t);
     case C::optimizer: return "optimizer step";
     case C::tp_comm: return "TP communication";
     case C::pp_comm: return "PP send/recv";

@@ -107,8 +107,9 @@ std::string bubble_caption(const PipelineView& v) {
   std::string s = (v.schedule.empty() ? "pipeline" : v.schedule);
   if (v.chunks > 1) s += " (v = " + std::to_string(v.chunks) + ")";
   s += ", p = " + std::to_string(v.stages) + ", m = " + std::to_string(v.microbatches) + ": measured bubble " +
-       percent(v.measured_bubble) + ", textbook " + v.formula + " = " + percent(v.formula_bubble);
-  return s;
+       percent(v.measured_bubble);
+  if (v.stages <= 1) return s + " (one stage: no pipeline bubble)";
+  return s + ", textbook " + v.formula + " = " + percent(v.formula_bubble);
 }
 
 }  // namespace stepsim::report

@@ -100,6 +100,15 @@ TEST_CASE("the critical path of a pipeline adds up to its step time") {
   }
 }
 
+TEST_CASE("compute labels name the op unless it repeats the category") {
+  auto t = task(0, 0, plan::TaskCategory::backward_input, 0, 1);
+  CHECK(report::critical_path_label(t) == "backward mlp");
+  t.op = "backward_input";
+  CHECK(report::critical_path_label(t) == "backward");
+  t.category = plan::TaskCategory::dp_comm;
+  CHECK(report::critical_path_label(t) == "DP communication");
+}
+
 TEST_CASE("an empty timeline has an empty critical path") {
   const auto path = report::critical_path(plan::StepResult{});
   CHECK(path.chain.empty());

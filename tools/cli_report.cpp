@@ -1,0 +1,84 @@
+#include "tools/cli_report.hpp"
+
+#include <fstream>
+#include <iostream>
+
+#include "sim/report/chrome_trace.hpp"
+#include "sim/report/comparison.hpp"
+#include "sim/report/critical_path.hpp"
+#include "sim/report/money.hpp"
+#include "sim/report/pipeline_ascii.hpp"
+#include "sim/report/pipeline_svg.hpp"
+#include "sim/report/pipeline_view.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+std::optional<double> price_of(const po::variables_map& vm, const plan::Scenario& sc) {
+  if (vm.count("price-per-gpu-hour")) return vm["price-per-gpu-hour"].as<double>();
+  if (sc.training.price_per_gpu_hour > 0) return sc.training.price_per_gpu_hour;
+  if (sc.cluster.gpu.price_per_hour > 0) return sc.cluster.gpu.price_per_hour;
+  return std::nullopt;
+}
+
+// "pipe.svg" for one result; "pipe-tp2-pp2.svg" for each of several.
+std::string path_for(const std::string& path, const std::string& name, bool several) {
+  if (!several) return path;
+  const auto dot = path.rfind('.');
+  const auto slash = path.rfind('/');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return has_ext ? path.substr(0, dot) + "-" + name + path.substr(dot) : path + "-" + name;
+}
+
+void write_file(const std::string& option, const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!(out << text)) throw UsageError("stepsim run: --" + option + ": cannot write '" + path + "'");
+}
+
+void write_traces(const po::variables_map& vm, const std::vector<plan::StepResult>& results) {
+  report::TraceOptions o;
+  if (vm.count("trace-ranks")) {
+    try {
+      o.ranks = report::RankFilter::parse(vm["trace-ranks"].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("stepsim run: --trace-ranks: ") + e.what());
+    }
+  }
+  for (const auto& r : results) {
+    const std::string path = path_for(vm["trace"].as<std::string>(), r.name, results.size() > 1);
+    std::ofstream out(path);
+    report::write_chrome_trace(r, out, o);
+    if (!out) throw UsageError("stepsim run: --trace: cannot write '" + path + "'");
+  }
+}
+
+}  // namespace
+
+void add_report_options(po::options_description& options) {
+  options.add_options()("explain", "print the critical path: where each strategy's step time went")(
+      "trace", po::value<std::string>(), "write a Chrome/Perfetto trace to FILE (one per strategy: FILE-NAME.json)")(
+      "trace-ranks", po::value<std::string>(), "ranks to put in the trace, such as 0-7,64 (default: all)")(
+      "svg", po::value<std::string>(), "write the pipeline diagram as SVG to FILE (one per strategy)")(
+      "ascii", "print each strategy's pipeline diagram as text")(
+      "price-per-gpu-hour", po::value<double>(), "USD per GPU-hour for the cost estimate (default: scenario or GPU spec)");
+}
+
+bool reports_need_detail(const po::variables_map& vm) {
+  return vm.count("explain") || vm.count("trace") || vm.count("svg") || vm.count("ascii");
+}
+
+void print_run_reports(const po::variables_map& vm, const plan::Scenario& sc, const std::vector<plan::StepResult>& results) {
+  std::cout << report::format_comparison(results) << "\n" << report::explain_winner(results);
+  if (sc.training.tokens) std::cout << "\n" << report::format_time_and_money(results, *sc.training.tokens, price_of(vm, sc));
+  for (const auto& r : results) {
+    if (vm.count("explain")) std::cout << "\n" << report::format_critical_path(report::critical_path(r), r);
+    if (!vm.count("ascii") && !vm.count("svg")) continue;
+    const auto view = report::build_pipeline_view(r);
+    if (vm.count("ascii")) std::cout << "\n" << report::render_pipeline_ascii(view);
+    if (vm.count("svg"))
+      write_file("svg", path_for(vm["svg"].as<std::string>(), r.name, results.size() > 1), report::render_pipeline_svg(view));
+  }
+  if (vm.count("trace")) write_traces(vm, results);
+}
+
+}  // namespace stepsim::cli
