@@ -4,6 +4,7 @@ namespace stepsim::cli {
 
 // One declaration and one row per command; a command that does not work yet is not listed.
 int run_version(const Args& args);
+int run_run(const Args& args);
 int run_model(const Args& args);
 int run_bench(const Args& args);
 int run_topo(const Args& args);
@@ -12,6 +13,7 @@ int run_bubble(const Args& args);
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> kCommands{
       {"version", "print the version", run_version},
+      {"run", "simulate one training step of each strategy in a scenario", run_run},
       {"model", "show a model's parameters, FLOPs, per-layer ops and memory", run_model},
       {"bench", "measure the engine's speed (bench engine)", run_bench},
       {"topo", "show a hardware topology, or import nvidia-smi topo -m", run_topo},

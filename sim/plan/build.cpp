@@ -39,10 +39,18 @@ void split_layers(Build& b) {
   }
 }
 
+bool tp_within_servers(const Scenario& sc, const RankGrid& grid) {
+  for (int r = 0; r < grid.size(); ++r)
+    for (int g : grid.tp_group(r))
+      if (sc.cluster.server_of(g) != sc.cluster.server_of(r)) return false;
+  return true;
+}
+
 void add_ranks(Build& b) {
   b.local_of.assign(b.grid.size(), -1);
   for (int g = 0; g < b.grid.size(); ++g) {
     if (b.symmetric && b.grid.coord(g).dp != 0) continue;
+    if (b.symmetric && b.fused && b.grid.coord(g).tp != 0) continue;  // TP ranks run in lock step
     b.local_of[g] = static_cast<int>(b.global_of.size());
     b.global_of.push_back(g);
     const auto device = b.engine.add_device(b.sc.cluster.gpu.comm_slowdown);
@@ -80,6 +88,7 @@ Build::Build(const Scenario& scenario, const Strategy& strategy, const SimOption
       router(scenario.cluster) {
   symmetric = use_symmetric(sc, opt);
   coarse = sc.cluster.gpu_count() > kSymmetricAboveGpus;
+  fused = coarse && st.effective_zero_stage() < 3 && tp_within_servers(sc, grid);
   network = std::make_unique<comm::Network>(engine, sc.cluster, router);
   for (const auto& fault : sc.faults.links)
     for (int link : fault.links) engine.scale_link(network->link(link), fault.bandwidth_factor);

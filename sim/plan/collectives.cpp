@@ -50,6 +50,12 @@ std::vector<core::TaskId> Collectives::timed(const std::vector<core::StreamId>& 
   return holds;
 }
 
+core::Duration Collectives::tp_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes) {
+  if (const auto& bw = b_.opt.hooks.comm_bytes_per_s)
+    return (std::isinf(*bw) || bytes == 0) ? core::Duration{} : core::transfer_time(bytes, *bw);
+  return isolated_time(op, group, bytes);
+}
+
 core::Duration Collectives::isolated_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes) {
   // Servers of one preset are alike: key by the local positions of the group's GPUs.
   std::vector<int> shape;

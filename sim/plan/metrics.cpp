@@ -97,7 +97,9 @@ void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
   const double model_flops = models::model_flops_per_token(b.sc.model, b.sc.training.seq_len) * tokens;
   double executed = 0;
   for (double f : b.executed_flops) executed += f;
-  if (b.symmetric) executed *= b.grid.dp();  // every replica does the same work
+  // Symmetric: each simulated rank stands for the same number of real ones (every stage has as
+  // many representatives).
+  executed *= static_cast<double>(b.grid.size()) / n;
   r.tflops_per_gpu = model_flops / step / gpus / 1e12;
   r.mfu = model_flops / (step * gpus * peak);
   r.hfu = executed / (step * gpus * peak);

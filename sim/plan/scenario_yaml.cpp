@@ -1,5 +1,6 @@
 // Reading a scenario file (scenario.hpp shows the format). Only this file sees YAML; everything
 // after it works on the Scenario struct.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -139,16 +140,18 @@ Faults read_faults(const Field& f, const hw::Cluster& c) {
 
 Scenario read_scenario(const config::YamlDocument& doc) {
   const Field root = doc.root();
-  root.check_keys({"name", "description", "hardware", "model", "training", "strategies", "faults"});
+  root.check_keys({"name", "description", "hardware", "model", "training", "strategies", "faults", "sweep"});
   Scenario s;
   s.file = root.file();
   s.name = root.has("name") ? root.required("name").as_string() : root.file();
   s.cluster = hw::read_cluster(root.required("hardware"));
   s.model = models::read_model(root.required("model"));
   s.training = read_training(root.required("training"));
-  const Field list = root.required("strategies");
-  const auto items = list.items();
-  if (items.empty()) list.fail("expected at least one strategy, found an empty list");
+  // A scenario with a `sweep:` section (read by sim/sweep) needs no strategies of its own.
+  const bool sweep = root.has("sweep");
+  const auto list = sweep ? root.optional("strategies") : std::optional<Field>(root.required("strategies"));
+  const auto items = list ? list->items() : std::vector<Field>{};
+  if (items.empty() && !sweep) list->fail("expected at least one strategy, found an empty list");
   for (std::size_t i = 0; i < items.size(); ++i) s.strategies.push_back(read_strategy(items[i], static_cast<int>(i)));
   for (std::size_t i = 0; i < s.strategies.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)

@@ -3,6 +3,7 @@
 // the TP collectives between them on the compute stream, ZeRO-3 parameter prefetch and gradient
 // reduce-scatter, and the activation memory each pass keeps.
 #include <algorithm>
+#include <map>
 
 #include "sim/plan/task_graph.hpp"
 
@@ -52,9 +53,15 @@ class StageEmitter {
   void forward() {
     const int n = layer_count();
     double flops = n * b_.layer.fwd_flops;
-    if (first_vstage()) segments(b_.embedding.fwd, TaskCategory::forward, -1), flops += b_.embedding.fwd_flops;
-    for (int i = 0; i < n; ++i) layer_pass(i, n, first_layer() + i, b_.layer.fwd, TaskCategory::forward);
-    if (last_vstage()) segments(b_.logits.fwd, TaskCategory::forward, -1), flops += b_.logits.fwd_flops;
+    if (first_vstage()) flops += b_.embedding.fwd_flops;
+    if (last_vstage()) flops += b_.logits.fwd_flops;
+    if (b_.fused) {
+      fused(TaskCategory::forward);
+    } else {
+      if (first_vstage()) segments(b_.embedding.fwd, TaskCategory::forward, -1);
+      for (int i = 0; i < n; ++i) layer_pass(i, n, first_layer() + i, b_.layer.fwd, TaskCategory::forward);
+      if (last_vstage()) segments(b_.logits.fwd, TaskCategory::forward, -1);
+    }
     for (int r : all_) {
       b_.mem.push_back({tail_[r], false, r, stored_bytes(), MemKind::activations});
       b_.executed_flops[r] += flops;
@@ -64,15 +71,44 @@ class StageEmitter {
   void backward() {
     const int n = layer_count();
     double flops = n * (b_.layer.bwd_flops + b_.layer.recompute_flops);
-    if (last_vstage()) segments(b_.logits.bwd, TaskCategory::backward_input, -1), flops += b_.logits.bwd_flops;
-    for (int i = 0; i < n; ++i) {
-      const int layer = first_layer() + n - 1 - i;
-      layer_pass(i, n, layer, b_.layer.bwd, TaskCategory::backward_input);
-      if (!b_.schedule.splits_weight_gradient) gradient_ready(layer);
+    if (last_vstage()) flops += b_.logits.bwd_flops;
+    if (first_vstage()) flops += b_.embedding.bwd_flops;
+    if (b_.fused) {
+      const bool recomputes = b_.layer.transient_bytes > 0;
+      if (recomputes) transient(+b_.layer.transient_bytes);
+      fused(TaskCategory::backward_input);
+      if (recomputes) transient(-b_.layer.transient_bytes);
+      for (int i = 0; i < n && !b_.schedule.splits_weight_gradient; ++i) gradient_ready(first_layer() + i);
+    } else {
+      if (last_vstage()) segments(b_.logits.bwd, TaskCategory::backward_input, -1);
+      for (int i = 0; i < n; ++i) {
+        const int layer = first_layer() + n - 1 - i;
+        layer_pass(i, n, layer, b_.layer.bwd, TaskCategory::backward_input);
+        if (!b_.schedule.splits_weight_gradient) gradient_ready(layer);
+      }
+      if (first_vstage()) segments(b_.embedding.bwd, TaskCategory::backward_input, -1);
     }
-    if (first_vstage()) segments(b_.embedding.bwd, TaskCategory::backward_input, -1), flops += b_.embedding.bwd_flops;
     for (int r : all_) b_.executed_flops[r] += flops;
     if (!b_.schedule.splits_weight_gradient) end_backward();
+  }
+
+  // One compute task and one TP collective for the whole pass (task_builder_fused.cpp).
+  void fused(TaskCategory cat) {
+    const auto key = std::make_pair(static_cast<int>(pass_.kind), vstage_);
+    auto it = fused_cache_.find(key);
+    if (it == fused_cache_.end())
+      it = fused_cache_.emplace(key, fused_pass(b_, pass_.kind, vstage_, b_.grid.tp_group(b_.global_of[all_.front()]))).first;
+    const FusedPass fp = it->second;
+    for (int r : all_) tail_[r] = b_.compute(r, fp.compute_ps, cat, -1, pass_.microbatch, pass_.chunk);
+    if (fp.tp.ps == 0) return;
+    for (const auto& g : groups_) {
+      std::vector<core::StreamId> streams;
+      for (int r : g) streams.push_back(b_.stream(r, Slot::compute));
+      auto members = b_.collectives.timed(streams, fp.tp);
+      b_.record_members(members, g, CommClass::tp, comm::Op::all_reduce, b_.tp_bytes, -1, pass_.microbatch,
+                        pass_.chunk, Slot::compute);
+      for (std::size_t k = 0; k < g.size(); ++k) tail_[g[k]] = members[k];
+    }
   }
 
   // Zero Bubble's W: every weight-gradient GEMM of the chunk, no communication.
@@ -116,8 +152,9 @@ class StageEmitter {
 
   std::int64_t gathered_bytes(int layer) const {
     std::int64_t p = b_.layer.params;
-    if (layer == 0) p += b_.embedding.params;
-    if (layer == b_.sc.model.layers - 1) p += b_.logits.params;
+    const bool ends = !b_.opt.hooks.skip_embedding_and_head;
+    if (ends && layer == 0) p += b_.embedding.params;
+    if (ends && layer == b_.sc.model.layers - 1) p += b_.logits.params;
     return 2 * p;
   }
 
@@ -241,6 +278,7 @@ class StageEmitter {
   std::size_t index_ = 0, final_backward_ = 0;
   Pass pass_;
   int vstage_ = 0;
+  std::map<std::pair<int, int>, FusedPass> fused_cache_;
 };
 
 }  // namespace

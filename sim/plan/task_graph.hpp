@@ -74,9 +74,12 @@ class Collectives {
   /// member (all of them in full mode). Returns the member holds, in the order of `streams`.
   std::vector<core::TaskId> add(CommClass cls, comm::Op op, const std::vector<int>& group, std::int64_t bytes,
                                 const std::vector<core::StreamId>& streams, int stage);
+  /// Members that finish `d` after the group arrives (no flows).
+  std::vector<core::TaskId> timed(const std::vector<core::StreamId>& streams, core::Duration d);
+  /// Time of one TP collective of `group` (in one server) on an idle machine, or the test hook's.
+  core::Duration tp_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes);
 
  private:
-  std::vector<core::TaskId> timed(const std::vector<core::StreamId>& streams, core::Duration d);
   core::Duration isolated_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes);
   core::Duration concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group);
   core::Duration concurrent_time(const std::vector<std::vector<int>>& groups, comm::Op op, std::int64_t bytes);
@@ -96,6 +99,9 @@ class Build {
   PipelineSchedule schedule;
   bool symmetric = false;
   std::int64_t engine_makespan_ps = 0;  ///< after run
+  /// Large clusters: each pass is one compute task plus one TP collective of the summed time
+  /// (task_builder_fused.cpp); exact while a TP group runs in lock step.
+  bool fused = false;
   bool coarse = false;               ///< comm's coarse ring mode for DP groups (large clusters)
   core::Engine engine;
   hw::Router router;
@@ -135,6 +141,12 @@ class Build {
 
 // Builders, one file per concern.
 void build_stage_passes(Build& b, int stage);      // task_builder_layers.cpp
+/// Fused pass: compute and TP time of one pass of `kind` on virtual stage u (task_builder_fused.cpp).
+struct FusedPass {
+  std::int64_t compute_ps = 0;
+  core::Duration tp;
+};
+FusedPass fused_pass(Build& b, PassKind kind, int vstage, const std::vector<int>& tp_group);
 void build_pipeline_transfers(Build& b);           // task_builder_pp.cpp
 void build_gradient_sync(Build& b, int stage);     // task_builder_dp.cpp (DP buckets, ZeRO-1/2, optimizer)
 void build_embedding_sync(Build& b);               // task_builder_dp.cpp

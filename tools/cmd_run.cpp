@@ -1,0 +1,92 @@
+// stepsim run SCENARIO: simulate each strategy of a scenario (or the one named by --strategy) and
+// print the comparison; --json writes the headline metrics for scripts.
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+#include "sim/plan/simulate.hpp"
+#include "sim/report/comparison.hpp"
+#include "sim/report/json_writer.hpp"
+#include "sim/report/pipeline_ascii.hpp"
+#include "sim/report/pipeline_view.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+plan::Fidelity parse_fidelity(const std::string& text) {
+  if (text == "auto") return plan::Fidelity::automatic;
+  if (text == "full") return plan::Fidelity::full;
+  if (text == "symmetric") return plan::Fidelity::symmetric;
+  throw UsageError("--fidelity: expected auto, full or symmetric, found '" + text + "'");
+}
+
+void write_json(std::ostream& out, const plan::Scenario& sc, const std::vector<plan::StepResult>& results) {
+  report::JsonWriter w(out);
+  w.begin_object().key("scenario").value(sc.name).key("results").begin_array();
+  for (const auto& r : results) {
+    w.line_break().begin_object();
+    w.key("name").value(r.name).key("step_time_s").value(r.step_time_s).key("tokens_per_s").value(r.tokens_per_s);
+    w.key("tflops_per_gpu").value(r.tflops_per_gpu).key("mfu").value(r.mfu).key("hfu").value(r.hfu);
+    w.key("bubble_fraction").value(r.bubble_fraction);
+    w.key("exposed_comm_s").begin_object();
+    w.key("tp").value(r.exposed_comm_s.tp).key("pp").value(r.exposed_comm_s.pp);
+    w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).end_object();
+    w.key("sync_stall_s").value(r.sync_stall_s).key("peak_memory_bytes").value(r.peak_memory_bytes);
+    w.key("memory_capacity_bytes").value(r.memory_capacity_bytes).key("fits").value(r.fits);
+    w.key("symmetric").value(r.symmetric).key("events").value(static_cast<std::int64_t>(r.events));
+    w.end_object();
+  }
+  w.line_break().end_array().end_object();
+  out << "\n";
+}
+
+}  // namespace
+
+int run_run(const Args& args) {
+  po::options_description options("Options");
+  std::vector<std::string> sets;
+  options.add_options()("scenario", po::value<std::string>()->required(), "scenario YAML file")(
+      "strategy", po::value<std::string>(), "simulate only the strategy with this name")(
+      "set", po::value<std::vector<std::string>>(&sets), "override a scalar: --set training.global_batch=128")(
+      "json", po::value<std::string>(), "write results as JSON to FILE, or - for stdout")(
+      "fidelity", po::value<std::string>()->default_value("auto"), "auto, full or symmetric")(
+      "ascii", "print each strategy's pipeline as ASCII");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  auto vm = parse_command_line("run", "SCENARIO [--strategy NAME] [--set key=value ...] [--json FILE|-]",
+                               "Simulate one training step of each strategy in a scenario.", options, positional, args);
+  if (!vm) return 0;
+  const auto sc = plan::load_scenario((*vm)["scenario"].as<std::string>(), sets);
+  plan::SimOptions opt;
+  opt.fidelity = parse_fidelity((*vm)["fidelity"].as<std::string>());
+  opt.detail = vm->count("ascii") > 0;
+  std::vector<plan::StepResult> results;
+  bool found = false;
+  for (const auto& s : sc.strategies) {
+    if (vm->count("strategy") && s.name != (*vm)["strategy"].as<std::string>()) continue;
+    found = true;
+    results.push_back(plan::simulate(sc, s, opt));
+  }
+  if (!found) throw UsageError("--strategy: no strategy named '" + (*vm)["strategy"].as<std::string>() + "' in " + sc.file);
+  const bool json_to_stdout = vm->count("json") && (*vm)["json"].as<std::string>() == "-";
+  if (!json_to_stdout) {
+    std::cout << sc.name << "\n\n" << report::format_comparison(results) << "\n" << report::explain_winner(results) << "\n";
+    if (opt.detail)
+      for (const auto& r : results) std::cout << "\n" << r.name << "\n" << report::render_pipeline_ascii(report::build_pipeline_view(r));
+  }
+  if (vm->count("json")) {
+    const std::string path = (*vm)["json"].as<std::string>();
+    if (json_to_stdout) {
+      write_json(std::cout, sc, results);
+    } else {
+      std::ofstream out(path);
+      if (!out) throw UsageError("--json: cannot write '" + path + "'");
+      write_json(out, sc, results);
+    }
+  }
+  return 0;
+}
+
+}  // namespace stepsim::cli
