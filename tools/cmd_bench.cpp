@@ -129,6 +129,7 @@ struct ChurnResult {
   std::size_t flows = 0;
   Phase build, run;
   std::uint64_t rate_updates = 0;
+  std::int64_t makespan_ps = 0;  ///< same input, same answer: a speed-up must not move it
 };
 
 ChurnResult bench_flow_churn(std::uint32_t kFlows) {
@@ -152,7 +153,9 @@ ChurnResult bench_flow_churn(std::uint32_t kFlows) {
   r.flows = kFlows;
   r.build = Phase::of(build);
   const Stopwatch run;
-  r.rate_updates = e.run().rate_updates;
+  const core::RunStats stats = e.run();
+  r.rate_updates = stats.rate_updates;
+  r.makespan_ps = stats.makespan.ps;
   r.run = Phase::of(run);
   return r;
 }
@@ -176,6 +179,7 @@ void print_text(const DagResult& dag, const ChurnResult& churn, std::int64_t rss
   std::printf("  build       %10.3f s cpu %10.3f s wall\n", churn.build.cpu_s, churn.build.wall_s);
   std::printf("  run         %10.3f s cpu %10.3f s wall   (target <= 10 s)\n", churn.run.cpu_s, churn.run.wall_s);
   std::printf("  rate solves %10llu\n", static_cast<unsigned long long>(churn.rate_updates));
+  std::printf("  makespan    %10lld ps (simulated)\n", static_cast<long long>(churn.makespan_ps));
   std::printf("peak RSS      %10.1f MiB\n", static_cast<double>(rss) / (1024.0 * 1024.0));
 }
 

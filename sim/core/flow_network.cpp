@@ -1,5 +1,6 @@
 #include "sim/core/flow_network.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -55,6 +56,10 @@ std::uint32_t FlowNetwork::start_flow(std::span<const LinkId> route, double byte
     link.flows.push_back(id);
     mark_dirty(l.value);
   }
+  // No link of the route can fill below capacity / hops on it (flow_component.cpp, levels).
+  for (const std::uint32_t l : f.route)
+    level_ = std::min(level_, links_[l].capacity / static_cast<double>(links_[l].flows.size()));
+  new_flows_.push_back(id);
   f.bytes = f.remaining = bytes;
   f.rate = 0;
   f.updated_ps = now_ps;
@@ -84,6 +89,7 @@ void FlowNetwork::unlink_hop(std::uint32_t flow, std::size_t hop) {
 void FlowNetwork::finish_flow(std::uint32_t flow, std::int64_t now_ps) {
   if (completions_.contains(flow)) completions_.erase(flow);
   Flow& f = flows_[flow];
+  level_ = std::min(level_, f.rate);
   for (std::size_t hop = 0; hop < f.route.size(); ++hop) {
     unlink_hop(flow, hop);
     Link& link = links_[f.route[hop]];
@@ -131,6 +137,7 @@ void FlowNetwork::recompute(std::int64_t now_ps, std::uint64_t& seq, TraceSink* 
   } while (couple_filled_residuals());
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) apply_rate(comp_flows_[i], rates_[i], now_ps, seq, sink);
   update_loads(now_ps, sink);
+  level_ = kNoLevel;
   ++rate_updates_;
 }
 

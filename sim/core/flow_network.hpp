@@ -7,8 +7,9 @@
 // Only *saturated* links couple flows: a link with spare capacity passes no change from one of its
 // flows to another unless the change fills it. So the component grows from the changed links
 // through saturated ones; a link with spare capacity on its edge enters the solve with the
-// capacity its outside flows leave (a residual), and if the new rates fill that residual the link
-// is coupled too and the component solved again (flow_component.cpp argues why this is exact).
+// capacity its outside flows leave (a residual), and if the new rates fill that residual past an
+// outside flow's rate the link is coupled too and the component solved again. Flows whose rate
+// is below the level of every change keep it and stay out (flow_component.cpp argues both).
 // A flow's remaining bytes are a double: remaining(t) = remaining(updated) - rate·(t - updated).
 // Its completion time is rounded up to a whole picosecond (rounding.hpp) and kept in an indexed
 // heap; a rate change moves the key in place. A flow whose remainder drops under kDoneBytes is done
@@ -38,6 +39,7 @@ class FlowNetwork {
  public:
   /// A flow with less than this many bytes left is finished.
   static constexpr double kDoneBytes = 1e-6;
+  static constexpr double kNoLevel = 1e300;
 
   /// Throws std::invalid_argument unless capacity is finite and > 0.
   LinkId add_link(double capacity_bytes_per_s);
@@ -98,6 +100,8 @@ class FlowNetwork {
   void update_loads(std::int64_t now_ps, TraceSink* sink);
   // flow_component.cpp
   void seed_component();
+  void add_to_component(std::uint32_t flow);
+  bool is_fixed(const Flow& f) const;
   void include_link(std::uint32_t link);
   void couple_link(std::uint32_t link);
   void drain_coupled();
@@ -110,6 +114,9 @@ class FlowNetwork {
   std::vector<Flow> flows_;                 ///< slots; finished ones are reused via free_
   std::vector<std::uint32_t> free_;
   std::vector<std::uint32_t> dirty_links_;
+  std::vector<std::uint32_t> new_flows_;    ///< started since the last recompute()
+  /// Flows whose rate is below this level keep it through the next recompute() (flow_component.cpp).
+  double level_ = kNoLevel;
   FlowHeap completions_;
   std::uint64_t epoch_ = 0;
   std::uint64_t rate_updates_ = 0;
