@@ -9,6 +9,7 @@ int run_model(const Args& args);
 int run_bench(const Args& args);
 int run_topo(const Args& args);
 int run_bubble(const Args& args);
+int run_validate(const Args& args);
 
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> kCommands{
@@ -18,6 +19,7 @@ const std::vector<Command>& all_commands() {
       {"bench", "measure the engine's speed (bench engine)", run_bench},
       {"topo", "show a hardware topology, or import nvidia-smi topo -m", run_topo},
       {"bubble", "the pipeline bubble, simulated and drawn, beside the textbook formula", run_bubble},
+      {"validate", "simulate published training runs and compare with their measured figures", run_validate},
   };
   return kCommands;
 }

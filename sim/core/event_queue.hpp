@@ -38,17 +38,20 @@ class EventQueue {
   const TaskEvent& top() const { return heap_.front(); }
   void push(const TaskEvent& e) {
     heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
   TaskEvent pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const TaskEvent e = heap_.back();
     heap_.pop_back();
     return e;
   }
 
  private:
-  static bool later(const TaskEvent& a, const TaskEvent& b) { return b.key < a.key; }
+  // A function object, not a function pointer, so the heap algorithms inline the comparison.
+  struct Later {
+    bool operator()(const TaskEvent& a, const TaskEvent& b) const { return b.key < a.key; }
+  };
   std::vector<TaskEvent> heap_;
 };
 

@@ -74,8 +74,14 @@ void Simulation::start(std::uint32_t task) {
   if (t.stream != kNone) {
     StreamRecord& st = s_.streams[t.stream];
     st.active = task;
+    // finish() will look at the stream's next task: fetch its record now, while this one runs.
+    if (st.next + 1 < st.end) __builtin_prefetch(&s_.graph.tasks[stream_order_[st.next + 1]]);
     if (st.kind == StreamKind::communication) comm_changed(st.device, true);
   }
+  // Its successors' records are scattered over the task array; release_successors() will need them
+  // when it finishes, so their cache misses are started now and overlap with the work in between.
+  for (std::uint32_t i = succ_begin_[task]; i < succ_begin_[task + 1]; ++i)
+    __builtin_prefetch(&s_.graph.tasks[succ_[i] & ~kHoldEdge]);
   begin_work(task);
   if (t.in_group) arrive(s_.graph.group_of.at(task));
 }
@@ -165,6 +171,8 @@ bool Simulation::step() {
     return true;
   }
   const TaskEvent event = queue_.pop();
+  // The next event's task record was last touched long ago: start its cache miss now.
+  if (!queue_.empty()) __builtin_prefetch(&s_.graph.tasks[queue_.top().task]);
   if (is_stale(event)) return true;
   count_event(key.time_ps);
   dispatch(event);

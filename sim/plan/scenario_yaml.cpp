@@ -140,7 +140,8 @@ Faults read_faults(const Field& f, const hw::Cluster& c) {
 
 Scenario read_scenario(const config::YamlDocument& doc) {
   const Field root = doc.root();
-  root.check_keys({"name", "description", "hardware", "model", "training", "strategies", "faults", "sweep"});
+  root.check_keys({"name", "description", "hardware", "model", "training", "strategies", "faults", "sweep",
+                   "validation"});
   Scenario s;
   s.file = root.file();
   s.name = root.has("name") ? root.required("name").as_string() : root.file();
