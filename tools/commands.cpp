@@ -7,6 +7,7 @@ int run_version(const Args& args);
 int run_run(const Args& args);
 int run_model(const Args& args);
 int run_bench(const Args& args);
+int run_collective(const Args& args);
 int run_topo(const Args& args);
 int run_bubble(const Args& args);
 int run_validate(const Args& args);
@@ -17,6 +18,7 @@ const std::vector<Command>& all_commands() {
       {"run", "simulate one training step of each strategy in a scenario", run_run},
       {"model", "show a model's parameters, FLOPs, per-layer ops and memory", run_model},
       {"bench", "measure the engine's speed (bench engine)", run_bench},
+      {"collective", "nccl-tests on simulated hardware; calibrate from a real log", run_collective},
       {"topo", "show a hardware topology, or import nvidia-smi topo -m", run_topo},
       {"bubble", "the pipeline bubble, simulated and drawn, beside the textbook formula", run_bubble},
       {"validate", "simulate published training runs and compare with their measured figures", run_validate},

@@ -1,0 +1,74 @@
+#include "sim/comm/algorithm.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace stepsim::comm {
+namespace {
+
+void check_input(const PlanInput& in) {
+  if (in.ranks < 1) throw std::invalid_argument("collective over " + std::to_string(in.ranks) + " ranks");
+  if (in.bytes < 0) throw std::invalid_argument("collective of negative size " + std::to_string(in.bytes));
+  if (static_cast<int>(in.server_of.size()) != in.ranks)
+    throw std::invalid_argument("server_of has " + std::to_string(in.server_of.size()) + " entries for " +
+                                std::to_string(in.ranks) + " ranks");
+  if (in.root < 0 || in.root >= in.ranks)
+    throw std::invalid_argument("root " + std::to_string(in.root) + " is not a rank of " + std::to_string(in.ranks));
+}
+
+// A plan written in dependency order is a DAG; anything else is our bug.
+void check_plan(const StepPlan& plan, const PlanInput& in) {
+  const int n = static_cast<int>(plan.transfers.size());
+  for (int i = 0; i < n; ++i) {
+    const auto& t = plan.transfers[static_cast<std::size_t>(i)];
+    if (t.src < 0 || t.src >= in.ranks || t.dst < 0 || t.dst >= in.ranks || t.bytes < 0)
+      throw std::logic_error("plan transfer " + std::to_string(i) + " has a bad rank or size");
+    if (std::any_of(t.after.begin(), t.after.end(), [&](int a) { return a < 0 || a >= i; }))
+      throw std::logic_error("plan transfer " + std::to_string(i) + " depends on a later transfer");
+  }
+  if (static_cast<int>(plan.rank_done.size()) != in.ranks) throw std::logic_error("plan rank_done size");
+  for (const auto& done : plan.rank_done)
+    if (std::any_of(done.begin(), done.end(), [&](int a) { return a < 0 || a >= n; }))
+      throw std::logic_error("plan rank_done names an unknown transfer");
+}
+
+}  // namespace
+
+bool CollectiveAlgorithm::supports(const PlanInput& input) const {
+  check_input(input);
+  return do_supports(input);
+}
+
+StepPlan CollectiveAlgorithm::plan(const PlanInput& input) const {
+  if (!supports(input)) throw std::invalid_argument("algorithm does not support " + to_string(input.op) + " here");
+  StepPlan plan = do_plan(input);
+  check_plan(plan, input);
+  return plan;
+}
+
+std::unique_ptr<CollectiveAlgorithm> make_algorithm(Algorithm algorithm) {
+  switch (algorithm) {
+    case Algorithm::ring: return make_ring();
+    case Algorithm::tree: return make_tree();
+    case Algorithm::nvls: return make_nvls();
+    case Algorithm::hierarchical: return make_hierarchical();
+    case Algorithm::direct: return make_direct();
+    case Algorithm::automatic: break;
+  }
+  throw std::invalid_argument("make_algorithm: 'auto' is chosen by the tuner, not planned");
+}
+
+int slice_count(std::int64_t bytes, const hw::CommParams& params, int max_slices) {
+  if (bytes <= 0 || params.pipeline_chunk_bytes <= 0) return 1;
+  const std::int64_t slices = (bytes + params.pipeline_chunk_bytes - 1) / params.pipeline_chunk_bytes;
+  return static_cast<int>(std::clamp<std::int64_t>(slices, 1, max_slices));
+}
+
+std::vector<std::int64_t> split_bytes(std::int64_t bytes, int parts) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(parts), bytes / parts);
+  for (std::int64_t i = 0; i < bytes % parts; ++i) ++out[static_cast<std::size_t>(i)];
+  return out;
+}
+
+}  // namespace stepsim::comm

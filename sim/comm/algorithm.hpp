@@ -1,0 +1,50 @@
+// The family of collective algorithms: each writes the StepPlan of an operation over a group.
+// NVI (STYLE.md 3): plan() checks the input and the plan's invariants, do_plan() does the work.
+//
+//   ring          NCCL's ring: all-reduce = reduce-scatter + all-gather in 2(n−1) steps of S/n per
+//                 rank; one ring per local GPU when the group spans servers, so that every NIC
+//                 carries one ring each way (NCCL's channels); broadcast is a pipelined chain.
+//   tree          NCCL's double binary tree: a chain inside each server, two binary trees over
+//                 the servers, each carrying half the data, reduce up then broadcast down,
+//                 pipelined in slices.
+//   nvls          in-switch reduction on NVSwitch (H100 and later): every GPU sends its buffer up
+//                 once and receives the reduced buffer down once.
+//   hierarchical  reduce-scatter inside each server, all-reduce of the 1/L shards across servers
+//                 (one ring per local index), all-gather inside each server.
+//   direct        every rank sends straight to every peer: all-to-all, send/recv.
+#pragma once
+
+#include <memory>
+
+#include "sim/comm/ops.hpp"
+#include "sim/comm/step_plan.hpp"
+
+namespace stepsim::comm {
+
+class CollectiveAlgorithm {
+ public:
+  virtual ~CollectiveAlgorithm() = default;
+
+  /// Whether this algorithm can run `input.op` on this group (NVLS needs one server and
+  /// params.nvls; hierarchical needs several servers with the same number of ranks each).
+  bool supports(const PlanInput& input) const;
+  /// Requires: supports(input), input.ranks >= 1, bytes >= 0, server_of.size() == ranks.
+  /// Throws std::invalid_argument otherwise.
+  StepPlan plan(const PlanInput& input) const;
+
+ private:
+  virtual bool do_supports(const PlanInput& input) const = 0;
+  virtual StepPlan do_plan(const PlanInput& input) const = 0;
+};
+
+/// Requires: algorithm != Algorithm::automatic.
+std::unique_ptr<CollectiveAlgorithm> make_algorithm(Algorithm algorithm);
+
+// One per file (ring.cpp, tree.cpp, nvls.cpp, hierarchical.cpp, direct.cpp).
+std::unique_ptr<CollectiveAlgorithm> make_ring();
+std::unique_ptr<CollectiveAlgorithm> make_tree();
+std::unique_ptr<CollectiveAlgorithm> make_nvls();
+std::unique_ptr<CollectiveAlgorithm> make_hierarchical();
+std::unique_ptr<CollectiveAlgorithm> make_direct();
+
+}  // namespace stepsim::comm

@@ -1,0 +1,131 @@
+#include "sim/comm/calibration.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "hardware/router.hpp"
+#include "sim/comm/collective.hpp"
+#include "sim/config/config_error.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+std::vector<int> all_gpus(const hw::Cluster& cluster) {
+  std::vector<int> gpus;
+  for (int g = 0; g < cluster.gpu_count(); ++g) gpus.push_back(g);
+  return gpus;
+}
+
+std::vector<Algorithm> tuner_choices(const hw::Cluster& cluster, const NcclLog& log) {
+  const hw::Router router(cluster);
+  std::vector<Algorithm> out;
+  for (const auto& row : log.rows)
+    out.push_back(choose_algorithm(router, {.op = log.op, .gpus = all_gpus(cluster), .bytes = row.size_bytes}));
+  return out;
+}
+
+// A fitted parameter: its YAML name and where it lives in CommParams (as a double view).
+struct Knob {
+  std::string name;
+  std::function<double&(hw::CommParams&)> ref;
+};
+
+// Per row, on paper (estimate, which tracks the engine on idle machines) and with the algorithm
+// the tuner picks for the uncalibrated machine, so that hundreds of evaluations stay cheap.
+std::vector<double> simulate(const hw::Cluster& base, const hw::CommParams& params, const NcclLog& log,
+                             const std::vector<Algorithm>& algorithms) {
+  hw::Cluster cluster = base;
+  cluster.comm = params;
+  const hw::Router router(cluster);
+  std::vector<double> us;
+  for (std::size_t i = 0; i < log.rows.size(); ++i) {
+    const CollectiveRequest req{.op = log.op, .gpus = all_gpus(cluster), .bytes = log.rows[i].size_bytes,
+                                .algorithm = algorithms[i]};
+    us.push_back(static_cast<double>(estimate(router, req).ps) * 1e-6);
+  }
+  return us;
+}
+
+// Rows under 64 MiB count half: there NCCL switches to its LL/LL128 protocols, which this model
+// does not have (collective.hpp), so their latency cannot be matched together with the large rows.
+constexpr std::int64_t kLargeRow = 64LL << 20;
+
+double worst_error(const NcclLog& log, const std::vector<double>& us) {
+  double worst = 0;
+  for (std::size_t i = 0; i < us.size(); ++i) {
+    const double weight = log.rows[i].size_bytes >= kLargeRow ? 1.0 : 0.5;
+    worst = std::max(worst, weight * std::abs(std::log(log.rows[i].time_us / us[i])));
+  }
+  return worst;
+}
+
+// The efficiency that matters for the largest size: the one whose 10 % change moves it most.
+Knob bandwidth_knob(const hw::Cluster& cluster, const NcclLog& log, const std::vector<Algorithm>& algorithms) {
+  std::vector<Knob> knobs{
+      {"nvlink_efficiency", [](hw::CommParams& p) -> double& { return p.nvlink_efficiency; }},
+      {"pcie_efficiency", [](hw::CommParams& p) -> double& { return p.pcie_efficiency; }},
+      {"network_efficiency", [](hw::CommParams& p) -> double& { return p.network_efficiency; }},
+      {"nvls_efficiency", [](hw::CommParams& p) -> double& { return p.nvls_efficiency; }}};
+  NcclLog largest = log;
+  largest.rows = {log.rows.back()};
+  const std::vector<Algorithm> last{algorithms.back()};
+  const double base = simulate(cluster, cluster.comm, largest, last).front();
+  std::size_t best = 0;
+  double best_change = -1;
+  for (std::size_t k = 0; k < knobs.size(); ++k) {
+    hw::CommParams p = cluster.comm;
+    knobs[k].ref(p) *= 0.9;
+    const double change = std::abs(simulate(cluster, p, largest, last).front() - base);
+    if (change > best_change) best = k, best_change = change;
+  }
+  return knobs[best];
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
+  CalibrationResult result{.before = cluster.comm, .after = cluster.comm};
+  const auto algorithms = tuner_choices(cluster, log);
+  result.before_us = simulate(cluster, cluster.comm, log, algorithms);
+  const bool multi = cluster.servers > 1;
+  const Knob bw = bandwidth_knob(cluster, log, algorithms);
+  // x = {efficiency, launch latency (us), step latency (us)}: doubles for the search, written back
+  // to CommParams (latencies in integer ps) by apply().
+  auto apply = [&](const std::array<double, 3>& x) {
+    hw::CommParams p = cluster.comm;
+    bw.ref(p) = x[0];
+    p.launch_latency_ps = static_cast<std::int64_t>(x[1] * 1e6);
+    (multi ? p.network_step_latency_ps : p.ring_step_latency_ps) = static_cast<std::int64_t>(x[2] * 1e6);
+    return p;
+  };
+  hw::CommParams start = cluster.comm;
+  std::array<double, 3> x{bw.ref(start), static_cast<double>(cluster.comm.launch_latency_ps) * 1e-6,
+                          static_cast<double>(multi ? cluster.comm.network_step_latency_ps : cluster.comm.ring_step_latency_ps) * 1e-6};
+  auto cost = [&](const std::array<double, 3>& v) { return worst_error(log, simulate(cluster, apply(v), log, algorithms)); };
+  // Pattern search in log space: try ×/÷ e^step on each parameter, keep improvements, halve.
+  double best = cost(x);
+  for (double step = std::log(4.0); step > 0.004; step /= 2) {
+    for (bool improved = true; improved;) {
+      improved = false;
+      for (std::size_t k = 0; k < x.size(); ++k)
+        for (double sign : {1.0, -1.0}) {
+          auto trial = x;
+          trial[k] = std::max(trial[k], 1e-3) * std::exp(sign * step);
+          trial[0] = std::min(trial[0], 1.0);  // an efficiency
+          if (const double c = cost(trial); c < best - 1e-12) best = c, x = trial, improved = true;
+        }
+    }
+  }
+  result.after = apply(x);
+  result.fitted = {bw.name, "launch_latency", multi ? "network_step_latency" : "ring_step_latency"};
+  result.after_us = simulate(cluster, result.after, log, algorithms);
+  return result;
+}
+
+}  // namespace stepsim::comm

@@ -1,0 +1,81 @@
+#include "sim/comm/collective.hpp"
+
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "sim/comm/algorithm.hpp"
+#include "sim/comm/plan_input.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+using core::TaskId;
+
+// One planned transfer as engine tasks: a flow per equal-cost route (bytes split evenly), joined
+// by a marker when there are several. Returns the task that finishes when all of it has.
+TaskId join_all(core::Engine& engine, const std::vector<TaskId>& tasks) {
+  const TaskId join = engine.add_marker();
+  for (TaskId t : tasks) engine.add_dependency(t, join);
+  return join;
+}
+
+TaskId emit_transfer(Network& net, const CollectiveRequest& req, const PlannedTransfer& t,
+                     const std::vector<TaskId>& deps) {
+  core::Engine& engine = net.engine();
+  if (t.is_join) return join_all(engine, deps);
+  const auto routes = hop_routes(net.router(), req.gpus[static_cast<std::size_t>(t.src)],
+                                 req.gpus[static_cast<std::size_t>(t.dst)], t.hop);
+  const auto wire = static_cast<std::int64_t>(static_cast<double>(t.bytes) * t.wire_factor + 0.5);
+  const auto shares = split_bytes(wire, static_cast<int>(routes.size()));
+  std::vector<TaskId> parts;
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    const auto latency = core::picoseconds(transfer_latency_ps(net.cluster(), routes[i], t));
+    parts.push_back(engine.add_transfer(net.engine_route(routes[i]), shares[i], latency));
+    for (TaskId d : deps) engine.add_dependency(d, parts.back());
+  }
+  return parts.size() == 1 ? parts.front() : join_all(engine, parts);
+}
+
+void check_request(const hw::Cluster& cluster, const CollectiveRequest& req, std::size_t streams) {
+  if (req.gpus.empty()) throw std::invalid_argument("collective over no GPUs");
+  if (streams != req.gpus.size())
+    throw std::invalid_argument(std::to_string(streams) + " member streams for " + std::to_string(req.gpus.size()) + " GPUs");
+  std::set<int> seen;
+  for (int g : req.gpus)
+    if (g < 0 || g >= cluster.gpu_count() || !seen.insert(g).second)
+      throw std::invalid_argument("collective GPU " + std::to_string(g) + " is unknown or repeated");
+}
+
+}  // namespace
+
+CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const std::vector<core::StreamId>& streams) {
+  check_request(net.cluster(), req, streams.size());
+  CollectiveTasks out;
+  out.chosen = req.algorithm == Algorithm::automatic ? choose_algorithm(net.router(), req) : req.algorithm;
+  const StepPlan plan = make_algorithm(out.chosen)->plan(plan_input(net.cluster(), req));
+
+  core::Engine& engine = net.engine();
+  for (auto s : streams) out.members.push_back(engine.add_hold(s));
+  out.group = engine.add_group(out.members);
+  const TaskId launch = engine.add_delay(core::picoseconds(net.cluster().comm.launch_latency_ps));
+  engine.add_dependency(engine.arrival_marker(out.group), launch);
+
+  std::vector<TaskId> done;
+  done.reserve(plan.transfers.size());
+  for (const auto& t : plan.transfers) {
+    std::vector<TaskId> deps;
+    for (int a : t.after) deps.push_back(done[static_cast<std::size_t>(a)]);
+    if (deps.empty()) deps.push_back(launch);
+    done.push_back(emit_transfer(net, req, t, deps));
+  }
+  for (std::size_t r = 0; r < out.members.size(); ++r) {
+    std::vector<TaskId> mine;
+    for (int t : plan.rank_done[r]) mine.push_back(done[static_cast<std::size_t>(t)]);
+    if (mine.empty()) mine.push_back(launch);
+    engine.hold_until(out.members[r], mine.size() == 1 ? mine.front() : join_all(engine, mine));
+  }
+  return out;
+}
+
+}  // namespace stepsim::comm

@@ -1,0 +1,60 @@
+// A collective over a group of GPUs as engine tasks: what sim/plan calls.
+//
+// add_collective() adds one hold per rank on that rank's stream (its part of the collective),
+// groups them (Engine::add_group, so each rank's wait for the slowest peer is a recorded sync
+// wait), and the algorithm's transfers as flows on the Network: the first ones depend on the
+// group's arrival marker plus the launch latency, later ones on the steps before them. Rank i's
+// hold finishes when its own part is done. The caller adds dependencies into the members ("after
+// this layer's backward") and out of them.
+//
+// Latency model (NCCL src/graph/tuning.cc, baseLat and hwLat, Simple protocol): a collective
+// costs CommParams::launch_latency_ps once (NCCL's baseLat, 8.4 us for ring) and every step of the
+// algorithm costs its step latency (hwLat per hop: ring 3.4 us over NVLink, 5.7 us over PCIe;
+// +network_step_latency_ps when the step leaves the server, 14 us). A ring all-reduce on an idle
+// ring of bandwidth B therefore takes launch + 2(n−1)·(α + S/(n·B)).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/comm/network.hpp"
+#include "sim/comm/ops.hpp"
+#include "sim/core/time.hpp"
+
+namespace stepsim::comm {
+
+struct CollectiveRequest {
+  Op op = Op::all_reduce;
+  std::vector<int> gpus{};        ///< the ranks' GPU ids, in rank order
+  std::int64_t bytes = 0;         ///< nccl-tests size: the full buffer for AR/AG/RS, per rank for broadcast
+  Algorithm algorithm = Algorithm::automatic;
+  int root = 0;                   ///< broadcast root (a rank, not a GPU)
+  bool coarse = false;            ///< fold ring steps into one flow per rank (large groups)
+};
+
+struct CollectiveTasks {
+  std::vector<core::TaskId> members;  ///< one hold per rank, on member_streams[i]
+  core::GroupId group;
+  Algorithm chosen = Algorithm::ring;
+};
+
+/// Requires: member_streams.size() == gpus.size() >= 1, distinct valid GPUs, bytes >= 0, root a
+/// rank, send_recv with >= 2 ranks, and an algorithm that supports the op on this group; throws
+/// std::invalid_argument otherwise.
+CollectiveTasks add_collective(Network& network, const CollectiveRequest& request,
+                               const std::vector<core::StreamId>& member_streams);
+
+/// Time of the collective on an idle machine, on paper: each transfer takes its latency plus the
+/// time every link on its route needs for all the transfers of its dependency level (equal
+/// shares, as max-min gives equal flows), along the longest dependency chain. Matches the engine
+/// on symmetric idle topologies; cheap (no engine). Automatic = the best algorithm's time.
+core::Duration estimate(const hw::Router& router, const CollectiveRequest& request);
+
+/// NCCL's tuner in spirit: the supported algorithm with the smallest estimate() for this op, size
+/// and group. Ties go to the earlier of ring, tree, nvls, hierarchical, direct.
+Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& request);
+
+/// The algorithms that can run this request's op on its group.
+std::vector<Algorithm> supported_algorithms(const hw::Cluster& cluster, const CollectiveRequest& request);
+
+}  // namespace stepsim::comm

@@ -1,0 +1,105 @@
+// estimate() and the tuner: the plan walked on paper (collective.hpp says what it assumes).
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "sim/comm/algorithm.hpp"
+#include "sim/comm/collective.hpp"
+#include "sim/comm/plan_input.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+struct Paper {
+  std::vector<std::vector<hw::Route>> routes;  // per transfer
+  std::vector<int> level;                      // dependency depth
+};
+
+Paper lay_out(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan) {
+  Paper p;
+  for (const auto& t : plan.transfers) {
+    int level = 0;
+    for (int a : t.after) level = std::max(level, p.level[static_cast<std::size_t>(a)] + (t.is_join ? 0 : 1));
+    p.level.push_back(level);
+    p.routes.push_back(t.is_join ? std::vector<hw::Route>{}
+                                 : hop_routes(router, req.gpus[static_cast<std::size_t>(t.src)],
+                                              req.gpus[static_cast<std::size_t>(t.dst)], t.hop));
+  }
+  return p;
+}
+
+double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes) * t.wire_factor; }
+
+core::Duration walk(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan) {
+  const hw::Cluster& cluster = router.cluster();
+  const Paper p = lay_out(router, req, plan);
+  std::map<std::pair<int, int>, double> load;  // (level, link) -> bytes that level puts on it
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i)
+    for (const auto& r : p.routes[i])
+      for (int l : r) load[{p.level[i], l}] += wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i].size());
+  std::vector<double> finish(plan.transfers.size(), 0.0);  // seconds after launch
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const auto& t = plan.transfers[i];
+    double start = 0;
+    for (int a : t.after) start = std::max(start, finish[static_cast<std::size_t>(a)]);
+    double busy = 0;
+    for (const auto& r : p.routes[i]) {
+      double drain = 0;
+      for (int l : r)
+        drain = std::max(drain, load[{p.level[i], l}] / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm));
+      busy = std::max(busy, static_cast<double>(transfer_latency_ps(cluster, r, t)) * 1e-12 + drain);
+    }
+    finish[i] = start + busy;
+  }
+  // No link can carry its bytes faster than its capacity, whatever the dependency levels say.
+  std::map<int, double> total;
+  for (const auto& [key, bytes] : load) total[key.second] += bytes;
+  double end = 0;
+  for (const auto& [l, bytes] : total)
+    end = std::max(end, bytes / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm));
+  for (const auto& done : plan.rank_done)
+    for (int t : done) end = std::max(end, finish[static_cast<std::size_t>(t)]);
+  return core::picoseconds(cluster.comm.launch_latency_ps) + core::seconds(end);
+}
+
+}  // namespace
+
+PlanInput plan_input(const hw::Cluster& cluster, const CollectiveRequest& req) {
+  PlanInput in{.op = req.op, .ranks = static_cast<int>(req.gpus.size()), .bytes = req.bytes, .root = req.root,
+               .coarse = req.coarse, .params = cluster.comm};
+  for (int g : req.gpus) in.server_of.push_back(cluster.server_of(g));
+  return in;
+}
+
+std::vector<Algorithm> supported_algorithms(const hw::Cluster& cluster, const CollectiveRequest& req) {
+  const PlanInput in = plan_input(cluster, req);
+  std::vector<Algorithm> out;
+  for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::hierarchical, Algorithm::direct})
+    if (make_algorithm(a)->supports(in)) out.push_back(a);
+  return out;
+}
+
+Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& req) {
+  const auto candidates = supported_algorithms(router.cluster(), req);
+  if (candidates.empty()) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " on this group");
+  Algorithm best = candidates.front();
+  core::Duration best_time{std::numeric_limits<std::int64_t>::max()};
+  for (Algorithm a : candidates) {
+    CollectiveRequest r = req;
+    r.algorithm = a;
+    if (const auto t = estimate(router, r); t < best_time) best = a, best_time = t;
+  }
+  return best;
+}
+
+core::Duration estimate(const hw::Router& router, const CollectiveRequest& req) {
+  if (req.algorithm == Algorithm::automatic) {
+    CollectiveRequest r = req;
+    r.algorithm = choose_algorithm(router, req);
+    return estimate(router, r);
+  }
+  const StepPlan plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req));
+  return walk(router, req, plan);
+}
+
+}  // namespace stepsim::comm

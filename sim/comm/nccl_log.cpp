@@ -1,0 +1,168 @@
+#include "sim/comm/nccl_log.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "sim/config/config_error.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+using config::ConfigError;
+using config::SourcePos;
+
+struct Token {
+  std::string text;
+  int column = 0;  // 1-based
+};
+
+std::vector<Token> tokens_of(const std::string& line, std::size_t from) {
+  std::vector<Token> out;
+  std::size_t i = from;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) out.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
+  }
+  return out;
+}
+
+// mpirun's --tag-output prefix, "[1,0]<stdout>:"; the content starts after it.
+std::size_t content_start(const std::string& line) {
+  static const std::regex kTag(R"(^\[\d+,\d+\]<std(out|err)>:)");
+  std::smatch m;
+  return std::regex_search(line, m, kTag) ? static_cast<std::size_t>(m.length(0)) : 0;
+}
+
+// The column layout from the header line: where time/algbw/busbw sit in a row.
+struct Layout {
+  std::size_t columns = 0;   // tokens in a full row
+  std::size_t time = 0;      // index of the out-of-place time
+  std::size_t half = 0;      // tokens from out-of-place time to in-place time
+};
+
+std::optional<Layout> header_layout(const std::vector<Token>& t) {
+  // "#  size count type redop [root] time algbw busbw #wrong|error time algbw busbw #wrong|error"
+  if (t.size() < 2 || t[0].text != "#" || t[1].text != "size") return std::nullopt;
+  Layout l;
+  for (std::size_t i = 1; i < t.size(); ++i)
+    if (t[i].text == "time") {
+      if (l.time == 0) l.time = i - 1;
+      else l.half = i - 1 - l.time;
+    }
+  if (l.time == 0 || l.half == 0) return std::nullopt;
+  l.columns = t.size() - 1;
+  return l;
+}
+
+double number(const Token& t, const SourcePos& line_pos, const char* what) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(t.text, &used);
+    if (used == t.text.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw ConfigError({line_pos.file, line_pos.line, t.column}, "",
+                    std::string("expected ") + what + " in an nccl-tests row, found '" + t.text + "'");
+}
+
+NcclLogRow read_row(const std::vector<Token>& t, const Layout& l, const SourcePos& pos) {
+  const std::size_t out_of_place = l.time + 3;
+  if (t.size() < out_of_place + 1 || t.size() > l.columns)
+    throw ConfigError({pos.file, pos.line, t.front().column}, "",
+                      "expected an nccl-tests row of " + std::to_string(l.columns) + " columns as the header says, found " +
+                          std::to_string(t.size()));
+  NcclLogRow r{.line = pos.line};
+  r.size_bytes = static_cast<std::int64_t>(number(t[0], pos, "a size in bytes"));
+  r.count = static_cast<std::int64_t>(number(t[1], pos, "an element count"));
+  r.time_us = number(t[l.time], pos, "a time in us");
+  r.algbw_gbps = number(t[l.time + 1], pos, "an algbw in GB/s");
+  r.busbw_gbps = number(t[l.time + 2], pos, "a busbw in GB/s");
+  if (t.size() >= l.time + l.half + 3) {
+    r.in_place_time_us = number(t[l.time + l.half], pos, "a time in us");
+    r.in_place_busbw_gbps = number(t[l.time + l.half + 2], pos, "a busbw in GB/s");
+  }
+  return r;
+}
+
+// A row starts with two integers (size, count); NCCL INFO and launcher lines never do.
+bool is_row(const std::vector<Token>& t) {
+  auto integer = [](const std::string& s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
+  return t.size() >= 2 && integer(t[0].text) && integer(t[1].text);
+}
+
+// "#  Rank  3 Group  0 Pid 46 on HOST device  3 [0x54] NVIDIA A100-SXM4-40GB" (old: no Group).
+void read_rank_line(const std::string& content, NcclLog& log, std::set<std::string>& hosts) {
+  static const std::regex kRank(R"(^#\s+Rank\s+(\d+)\s.*\son\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S))");
+  std::smatch m;
+  if (!std::regex_search(content, m, kRank)) return;
+  log.ranks = std::max(log.ranks, std::stoi(m[1].str()) + 1);
+  hosts.insert(m[2].str());
+  log.gpu_name = m[3].str();
+}
+
+void infer_op(const std::string& text, NcclLog& log) {
+  static const std::regex kPerf(R"((all_reduce|all_gather|reduce_scatter|alltoall|broadcast|sendrecv)_perf)");
+  std::smatch m;
+  if (std::regex_search(text, m, kPerf)) {
+    log.op = *parse_op(m[1].str());
+    return;
+  }
+  // No binary name: busbw/algbw of the largest row tells all-reduce (2(n−1)/n) from the rest.
+  const auto& big = log.rows.back();
+  const double ratio = big.algbw_gbps > 0 ? big.busbw_gbps / big.algbw_gbps : 1.0;
+  log.op = ratio > 1.2 ? Op::all_reduce : ratio > 0.99 ? Op::broadcast : Op::all_gather;
+}
+
+}  // namespace
+
+NcclLog parse_nccl_log(const std::string& text, const std::string& file) {
+  NcclLog log{.file = file};
+  std::set<std::string> hosts;
+  std::optional<Layout> layout;
+  std::istringstream in(text);
+  std::string line;
+  for (int number_of_line = 1; std::getline(in, line); ++number_of_line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::size_t start = content_start(line);
+    const std::string content = line.substr(start);
+    const auto t = tokens_of(line, start);
+    read_rank_line(content, log, hosts);
+    if (auto l = header_layout(t)) layout = l;
+    const SourcePos pos{file, number_of_line, 0};
+    if (layout && is_row(t)) log.rows.push_back(read_row(t, *layout, pos));
+    if (content.rfind("# Avg bus bandwidth", 0) == 0 && t.size() >= 6) log.avg_busbw_gbps = number(t.back(), pos, "a bandwidth");
+  }
+  if (!layout)
+    throw ConfigError({file, 0, 0}, "", "no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...'");
+  if (log.rows.empty()) throw ConfigError({file, 0, 0}, "", "nccl-tests table has a header but no rows");
+  if (log.ranks == 0) throw ConfigError({file, 0, 0}, "", "no '#  Rank N ... device' lines: cannot tell how many GPUs ran");
+  log.hosts = static_cast<int>(hosts.size());
+  infer_op(text, log);
+  return log;
+}
+
+NcclLog read_nccl_log(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError({path, 0, 0}, "", "cannot read the nccl-tests log");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_nccl_log(text.str(), path);
+}
+
+hw::ClusterShape shape_for(const NcclLog& log) {
+  hw::ClusterShape shape;
+  shape.nodes = std::max(1, log.hosts);
+  shape.gpus_per_node = log.ranks / *shape.nodes;
+  return shape;
+}
+
+}  // namespace stepsim::comm

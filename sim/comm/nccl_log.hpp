@@ -1,0 +1,47 @@
+// Reading a real nccl-tests log (all_reduce_perf and friends) as people paste it: launcher noise,
+// `[1,N]<stdout>:` prefixes from mpirun, NCCL INFO lines between the header and the rows, old
+// (no `root` column, float `error` column) and new (`#wrong`) formats, tables trimmed by hand.
+// Rows are taken after the column-header line; a row that starts with a number but does not
+// parse is a ConfigError at its line and column.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hardware/hardware_yaml.hpp"
+#include "sim/comm/ops.hpp"
+
+namespace stepsim::comm {
+
+struct NcclLogRow {
+  std::int64_t size_bytes = 0;
+  std::int64_t count = 0;
+  double time_us = 0;         ///< out-of-place
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  std::optional<double> in_place_time_us{};
+  std::optional<double> in_place_busbw_gbps{};
+  int line = 0;               ///< 1-based, in the file
+};
+
+struct NcclLog {
+  std::string file{};
+  Op op = Op::all_reduce;          ///< from "<op>_perf" in the text, else from busbw/algbw
+  int ranks = 0;                   ///< highest "Rank N" + 1 (pasted rank lists may be trimmed)
+  int hosts = 0;                   ///< distinct hosts in the rank lines
+  std::string gpu_name{};          ///< as the device lines print it
+  std::vector<NcclLogRow> rows{};
+  std::optional<double> avg_busbw_gbps{};
+};
+
+/// Requires nothing of `text`; throws config::ConfigError naming `file`, the line and column.
+NcclLog parse_nccl_log(const std::string& text, const std::string& file);
+/// Reads the file first; a missing file is a ConfigError.
+NcclLog read_nccl_log(const std::string& path);
+
+/// The cluster shape the log ran on: `hosts` servers of ranks/hosts GPUs.
+hw::ClusterShape shape_for(const NcclLog& log);
+
+}  // namespace stepsim::comm

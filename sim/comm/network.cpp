@@ -1,0 +1,62 @@
+#include "sim/comm/network.hpp"
+
+#include <algorithm>
+
+namespace stepsim::comm {
+
+Network::Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router)
+    : engine_(engine), cluster_(cluster), router_(router) {
+  links_.reserve(cluster.links.size());
+  for (const auto& l : cluster.links) links_.push_back(engine.add_link(effective_bytes_per_s(l, cluster.comm)));
+}
+
+std::vector<core::LinkId> Network::engine_route(const hw::Route& route) const {
+  std::vector<core::LinkId> out;
+  out.reserve(route.size());
+  for (int l : route) out.push_back(link(l));
+  return out;
+}
+
+double effective_bytes_per_s(const hw::Link& link, const hw::CommParams& params) {
+  switch (link.kind) {
+    case hw::LinkKind::nvlink: return link.bytes_per_s * params.nvlink_efficiency;
+    case hw::LinkKind::pcie:
+    case hw::LinkKind::socket: return link.bytes_per_s * params.pcie_efficiency;
+    case hw::LinkKind::infiniband:
+    case hw::LinkKind::ethernet: return link.bytes_per_s * params.network_efficiency;
+  }
+  return link.bytes_per_s;
+}
+
+std::vector<hw::Route> hop_routes(const hw::Router& router, int from, int to, Hop hop) {
+  const auto& routes = router.routes(from, to);
+  if (hop == Hop::full) return routes;
+  std::vector<hw::Route> out;
+  for (const auto& r : routes) {
+    const hw::Route one{hop == Hop::up ? r.front() : r.back()};
+    if (std::find(out.begin(), out.end(), one) == out.end()) out.push_back(one);
+  }
+  return out;
+}
+
+bool leaves_server(const hw::Cluster& cluster, const hw::Route& route) {
+  return std::any_of(route.begin(), route.end(), [&](int l) {
+    const auto kind = cluster.links[static_cast<std::size_t>(l)].kind;
+    return kind == hw::LinkKind::infiniband || kind == hw::LinkKind::ethernet;
+  });
+}
+
+std::int64_t transfer_latency_ps(const hw::Cluster& cluster, const hw::Route& route, const PlannedTransfer& transfer) {
+  std::int64_t links = 0;
+  for (int l : route) links += cluster.links[static_cast<std::size_t>(l)].latency_ps;
+  const bool leaves = leaves_server(cluster, route);
+  if (!transfer.network_steps)
+    return (transfer.step_latency_ps + links + (leaves ? cluster.comm.network_step_latency_ps : 0)) * transfer.latency_steps;
+  // Folded (coarse) ring: the step-mode walk pays the network, and this route's links when they
+  // leave the server, only network_steps times.
+  const int link_steps = leaves ? *transfer.network_steps : transfer.latency_steps;
+  return transfer.step_latency_ps * transfer.latency_steps + links * link_steps +
+         cluster.comm.network_step_latency_ps * *transfer.network_steps;
+}
+
+}  // namespace stepsim::comm

@@ -1,0 +1,54 @@
+// The hardware graph bound into an engine: one engine link per directed Cluster link, with the
+// capacity the collective protocol achieves on it (bytes/s × the CommParams efficiency of its
+// kind), and the routes a planned transfer takes. The Network refers to its Engine, Cluster and
+// Router; all three must outlive it. Everything sim/comm puts on one Engine goes through one
+// Network, so collectives that share a link share it max-min fairly.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hardware/cluster.hpp"
+#include "hardware/router.hpp"
+#include "sim/comm/step_plan.hpp"
+#include "sim/core/engine.hpp"
+
+namespace stepsim::comm {
+
+class Network {
+ public:
+  /// Adds cluster.links.size() links to `engine`. Requires: router was built on `cluster`.
+  Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router);
+
+  core::Engine& engine() const { return engine_; }
+  const hw::Cluster& cluster() const { return cluster_; }
+  const hw::Router& router() const { return router_; }
+  /// The engine link of cluster link `index`.
+  core::LinkId link(int index) const { return links_.at(static_cast<std::size_t>(index)); }
+  std::vector<core::LinkId> engine_route(const hw::Route& route) const;
+
+ private:
+  core::Engine& engine_;
+  const hw::Cluster& cluster_;
+  const hw::Router& router_;
+  std::vector<core::LinkId> links_;
+};
+
+/// Payload bandwidth of a link under NCCL's Simple protocol: bytes_per_s × the efficiency of its
+/// kind (nvlink_efficiency; pcie_efficiency for PCIe and CPU-socket links; network_efficiency
+/// for InfiniBand and Ethernet).
+double effective_bytes_per_s(const hw::Link& link, const hw::CommParams& params);
+
+/// The routes (cluster link indices) a transfer from GPU `from` to GPU `to` takes: all
+/// equal-cost routes for Hop::full; their first links for Hop::up; their last links for Hop::down
+/// (each distinct link once). Requires: from != to.
+std::vector<hw::Route> hop_routes(const hw::Router& router, int from, int to, Hop hop);
+
+/// Whether a route uses an InfiniBand or Ethernet link (it leaves the server).
+bool leaves_server(const hw::Cluster& cluster, const hw::Route& route);
+
+/// Start latency of a planned transfer on `route`: latency_steps × (its step latency plus the
+/// links' own latencies) + network_steps × the network step latency.
+std::int64_t transfer_latency_ps(const hw::Cluster& cluster, const hw::Route& route, const PlannedTransfer& transfer);
+
+}  // namespace stepsim::comm

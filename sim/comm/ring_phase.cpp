@@ -1,0 +1,84 @@
+#include "sim/comm/ring_phase.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace stepsim::comm {
+namespace {
+
+std::vector<std::vector<int>> append_coarse(StepPlan& plan, const RingPhase& phase) {
+  const int n = static_cast<int>(phase.members.size());
+  // Step mode's latency critical path walks `steps` hops around the ring (ring_phase.hpp), so it
+  // leaves the server steps · crossings / n times.
+  int crossings = 0;
+  for (int p = 0; p < n; ++p)
+    crossings += phase.server_of[static_cast<std::size_t>(phase.members[static_cast<std::size_t>(p)])] !=
+                 phase.server_of[static_cast<std::size_t>(phase.members[static_cast<std::size_t>((p + 1) % n)])];
+  PlannedTransfer join{.is_join = true};
+  for (int p = 0; p < n; ++p) {
+    PlannedTransfer t{.src = phase.members[static_cast<std::size_t>(p)],
+                      .dst = phase.members[static_cast<std::size_t>((p + 1) % n)],
+                      .bytes = phase.step_bytes * phase.steps,
+                      .step_latency_ps = phase.step_latency_ps,
+                      .latency_steps = phase.steps,
+                      .network_steps = (phase.steps * crossings + n / 2) / n,
+                      .after = phase.entry[static_cast<std::size_t>(p)]};
+    join.after.push_back(plan.add(std::move(t)));
+  }
+  const int barrier = plan.add(std::move(join));
+  return std::vector<std::vector<int>>(static_cast<std::size_t>(n), std::vector<int>{barrier});
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> append_ring_phase(StepPlan& plan, const RingPhase& phase, const hw::CommParams& params) {
+  const int n = static_cast<int>(phase.members.size());
+  if (n < 2 || phase.steps == 0) return phase.entry;
+  if (phase.coarse) return append_coarse(plan, phase);
+  const int slices = slice_count(phase.step_bytes, params, phase.max_slices);
+  const auto slice_bytes = split_bytes(phase.step_bytes, slices);
+  // A member's own data is ready at its entry; one join per member keeps that to one dependency.
+  std::vector<int> ready(static_cast<std::size_t>(n), -1);
+  for (int p = 0; p < n; ++p) {
+    const auto& entry = phase.entry[static_cast<std::size_t>(p)];
+    if (entry.size() == 1) ready[static_cast<std::size_t>(p)] = entry.front();
+    if (entry.size() > 1) ready[static_cast<std::size_t>(p)] = plan.add(PlannedTransfer{.after = entry, .is_join = true});
+  }
+  // sent[p][j]: position p's transfer of slice j in the previous step. A send waits for the data it
+  // forwards (slice j of the previous step, arrived from p−1) and for p's own data; not for p's
+  // previous send to finish: a connection has several steps in flight (NCCL_STEPS), so per-step
+  // latencies overlap along a position and add up only along the ring.
+  std::vector<std::vector<int>> sent(static_cast<std::size_t>(n), std::vector<int>(static_cast<std::size_t>(slices), -1));
+  for (int s = 0; s < phase.steps; ++s) {
+    std::vector<std::vector<int>> now = sent;
+    for (int p = 0; p < n; ++p) {
+      const auto up = static_cast<std::size_t>(p), prev = static_cast<std::size_t>((p + n - 1) % n);
+      for (int j = 0; j < slices; ++j) {
+        const auto js = static_cast<std::size_t>(j);
+        PlannedTransfer t{.src = phase.members[up], .dst = phase.members[static_cast<std::size_t>((p + 1) % n)],
+                          .bytes = slice_bytes[js], .step_latency_ps = phase.step_latency_ps};
+        if (ready[up] >= 0) t.after.push_back(ready[up]);
+        if (sent[prev][js] >= 0) t.after.push_back(sent[prev][js]);
+        now[up][js] = plan.add(std::move(t));
+      }
+    }
+    sent = std::move(now);
+  }
+  // A member is done when the last step's slices have arrived from its predecessor.
+  std::vector<std::vector<int>> done(static_cast<std::size_t>(n));
+  for (int p = 0; p < n; ++p) done[static_cast<std::size_t>(p)] = sent[static_cast<std::size_t>((p + n - 1) % n)];
+  return done;
+}
+
+std::vector<std::vector<int>> ranks_by_server(const std::vector<int>& server_of) {
+  std::vector<std::vector<int>> groups;
+  std::map<int, std::size_t> index;
+  for (int r = 0; r < static_cast<int>(server_of.size()); ++r) {
+    const auto [it, fresh] = index.emplace(server_of[static_cast<std::size_t>(r)], groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(r);
+  }
+  return groups;
+}
+
+}  // namespace stepsim::comm

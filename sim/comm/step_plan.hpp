@@ -1,0 +1,77 @@
+// A collective as pure data: the point-to-point transfers an algorithm makes, between ranks, with
+// the order it makes them in. Algorithms (algorithm.hpp) write plans; the emitter (collective.cpp)
+// turns a plan into engine flows, and estimate() walks it on paper. No engine, no routes here.
+//
+// Invariants (checked by CollectiveAlgorithm::plan): every `after` index is smaller than the
+// transfer's own index (a plan is written in dependency order, so it is a DAG by construction);
+// src/dst are valid ranks; rank_done has one entry per rank.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "hardware/comm_params.hpp"
+#include "sim/comm/ops.hpp"
+
+namespace stepsim::comm {
+
+/// Which part of the route between two GPUs a transfer uses. NVLS moves data between a GPU and
+/// the NVSwitch, not GPU to GPU: `up` is the first link of the route src→dst (GPU→switch),
+/// `down` the last link of it (switch→dst).
+enum class Hop { full, up, down };
+
+struct PlannedTransfer {
+  int src = 0;                  ///< rank
+  int dst = 0;                  ///< rank
+  std::int64_t bytes = 0;       ///< payload
+  Hop hop = Hop::full;
+  /// Per-step latency of the algorithm (CommParams) for one step; the emitter adds the network
+  /// step latency when the route leaves the server, and the links' own latencies.
+  std::int64_t step_latency_ps = 0;
+  int latency_steps = 1;        ///< coarse mode folds several steps, and their latencies, into one
+  /// How many network step latencies it pays; unset = latency_steps when its route leaves the
+  /// server, else none. Coarse mode sets it to the network hops along the folded ring walk.
+  std::optional<int> network_steps{};
+  /// Bytes on the wire per payload byte beyond the link's protocol efficiency (NVLS runs at its
+  /// own efficiency: nvlink_efficiency / nvls_efficiency).
+  double wire_factor = 1.0;
+  std::vector<int> after{};     ///< indices of transfers that must finish first; none = at launch
+  /// A join moves nothing and takes no time: a point where many dependencies meet (coarse mode's
+  /// barrier), so n ranks waiting on n transfers cost 2n dependencies, not n².
+  bool is_join = false;
+};
+
+struct StepPlan {
+  std::vector<PlannedTransfer> transfers;
+  /// Per rank: the transfers after which that rank's part of the collective is done. Empty =
+  /// done at launch (a broadcast root with one rank, a send/recv to itself).
+  std::vector<std::vector<int>> rank_done;
+
+  int add(PlannedTransfer transfer) {
+    transfers.push_back(std::move(transfer));
+    return static_cast<int>(transfers.size()) - 1;
+  }
+};
+
+/// What an algorithm needs to know to write its plan.
+struct PlanInput {
+  Op op = Op::all_reduce;
+  int ranks = 0;
+  std::int64_t bytes = 0;        ///< nccl-tests size: the full buffer for all-reduce/gather/scatter
+  int root = 0;                  ///< broadcast root (rank)
+  bool coarse = false;
+  std::vector<int> server_of{};  ///< server of each rank, from the Cluster
+  hw::CommParams params;
+};
+
+/// How many pipeline slices a transfer of `bytes` is cut into: one per
+/// params.pipeline_chunk_bytes (NCCL's Simple protocol moves a buffer slot per step), at most
+/// `max_slices` (a cost cap on the simulation, not physics), at least 1.
+int slice_count(std::int64_t bytes, const hw::CommParams& params, int max_slices);
+
+/// Splits `bytes` into `parts` near-equal integers that add up to `bytes`.
+std::vector<std::int64_t> split_bytes(std::int64_t bytes, int parts);
+
+}  // namespace stepsim::comm

@@ -1,0 +1,126 @@
+// Pins sim/comm/collective.cpp and the algorithms against physics: the ring formula, coarse mode,
+// max-min sharing between collectives, and estimate() against the engine.
+#include <doctest/doctest.h>
+
+#include "comm_fixture.hpp"
+#include "hardware/hardware_yaml.hpp"
+#include "hardware/router.hpp"
+#include "sim/comm/perf_table.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+using testing::first_gpus;
+using testing::ring_cluster;
+using testing::run_together;
+using testing::shape;
+
+TEST_CASE("a ring all-reduce on an idle ring takes 2(n-1)/n S/B + 2(n-1) alpha") {
+  // DESIGN.md: n = 4, S = 4 MB, B = 100 GB/s, alpha = 2 us. Each of the 2(n-1) = 6 steps moves
+  // S/n = 1 MB per hop: 10 us + 2 us. Total 6 * 12 = 72 us. Launch latency is 0 here.
+  for (std::int64_t chunk : {1LL << 40, 256'000LL}) {  // one slice, then 4 slices per step
+    const auto cluster = ring_cluster(4, 100e9, 2'000'000, chunk);
+    const hw::Router router(cluster);
+    const CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(4), .bytes = 4'000'000, .algorithm = Algorithm::ring};
+    CHECK(run_together(router, {req}).front() == doctest::Approx(72.0).epsilon(1e-9));
+    CHECK(static_cast<double>(estimate(router, req).ps) * 1e-6 == doctest::Approx(72.0).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("ring all-gather and reduce-scatter take (n-1) steps of S/n") {
+  // n = 4, S = 4 MB: 3 steps of (1 MB / 100 GB/s + 2 us) = 36 us.
+  const auto cluster = ring_cluster(4, 100e9, 2'000'000);
+  const hw::Router router(cluster);
+  for (Op op : {Op::all_gather, Op::reduce_scatter}) {
+    const CollectiveRequest req{.op = op, .gpus = first_gpus(4), .bytes = 4'000'000, .algorithm = Algorithm::ring};
+    CHECK(run_together(router, {req}).front() == doctest::Approx(36.0).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("coarse mode agrees with step mode within 2 % on a 16-GPU, 2-server ring") {
+  // Coarse folds 8 rings x 30 steps into 8 x 16 flows; at 4 GiB its serial latency (~0.15 ms)
+  // is under 1 % of the ~21 ms of data, and the bytes per link are the same.
+  const auto cluster = hw::load_cluster("dgx-h100", shape(2, std::nullopt));
+  const hw::Router router(cluster);
+  CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(16), .bytes = 4LL << 30, .algorithm = Algorithm::ring};
+  const double step = run_together(router, {req}).front();
+  req.coarse = true;
+  const double coarse = run_together(router, {req}).front();
+  CHECK(coarse == doctest::Approx(step).epsilon(0.02));
+}
+
+TEST_CASE("two collectives that share a link slow each other as max-min sharing says") {
+  // 4 GPUs on one switch, 100 GB/s each way per GPU link. Send 0->1 alone: 1 GB / 100 GB/s =
+  // 10 ms. Sends 0->1 and 2->1 share the switch->1 link: 50 GB/s each, both end at 20 ms.
+  // A third send 3->2 shares nothing with them and still takes 10 ms.
+  const auto cluster = testing::star_cluster(4, 100e9);
+  const hw::Router router(cluster);
+  const CollectiveRequest a{.op = Op::send_recv, .gpus = {0, 1}, .bytes = 1'000'000'000};
+  const CollectiveRequest b{.op = Op::send_recv, .gpus = {2, 1}, .bytes = 1'000'000'000};
+  const CollectiveRequest c{.op = Op::send_recv, .gpus = {3, 2}, .bytes = 1'000'000'000};
+  CHECK(run_together(router, {a}).front() == doctest::Approx(10'000.0));
+  const auto all = run_together(router, {a, b, c});
+  CHECK(all[0] == doctest::Approx(20'000.0));
+  CHECK(all[1] == doctest::Approx(20'000.0));
+  CHECK(all[2] == doctest::Approx(10'000.0));
+}
+
+TEST_CASE("DP traffic on a NIC does not slow TP on NVLink: they share no link") {
+  // Max-min gives each flow its own bottleneck when routes are disjoint: a TP all-reduce over
+  // server 0's NVLink and a send 0->8 through the NICs end as they would alone.
+  const auto cluster = hw::load_cluster("dgx-h100", shape(2, std::nullopt));
+  const hw::Router router(cluster);
+  const CollectiveRequest tp{.op = Op::all_reduce, .gpus = first_gpus(8), .bytes = 256LL << 20, .algorithm = Algorithm::ring};
+  const CollectiveRequest dp{.op = Op::send_recv, .gpus = {1, 9}, .bytes = 256LL << 20};
+  const double tp_alone = run_together(router, {tp}).front(), dp_alone = run_together(router, {dp}).front();
+  const auto both = run_together(router, {tp, dp});
+  CHECK(both[0] == doctest::Approx(tp_alone));
+  CHECK(both[1] == doctest::Approx(dp_alone));
+}
+
+TEST_CASE("two all-reduces behind one switch uplink halve each other's bandwidth") {
+  // a100-pcie: 2 GPUs per PCIe switch. Groups {0,2} and {1,3} each cross switch 0's uplink both
+  // ways; alone a ring of 2 is bound by that uplink; together each gets half of it. At 1 GiB the
+  // latency is negligible, so the pair takes twice as long (within 1 %).
+  const auto cluster = hw::load_cluster("a100-pcie", shape(std::nullopt, 4));
+  const hw::Router router(cluster);
+  const CollectiveRequest a{.op = Op::all_reduce, .gpus = {0, 2}, .bytes = 1LL << 30, .algorithm = Algorithm::ring};
+  const CollectiveRequest b{.op = Op::all_reduce, .gpus = {1, 3}, .bytes = 1LL << 30, .algorithm = Algorithm::ring};
+  const double alone = run_together(router, {a}).front();
+  const auto both = run_together(router, {a, b});
+  CHECK(both[0] == doctest::Approx(2 * alone).epsilon(0.01));
+  CHECK(both[1] == doctest::Approx(2 * alone).epsilon(0.01));
+}
+
+TEST_CASE("busbw falls steeply from 1 GiB to 1 MiB: small messages are latency-bound") {
+  // dgx-a100 ring: at 1 MiB the 14 steps of 3.4 us plus the 8.4 us launch (~56 us) dominate the
+  // 1.75 MiB / 240 GB/s = 7.6 us of data, so busbw is under a third of the 1 GiB figure.
+  const auto cluster = hw::load_cluster("dgx-a100");
+  const hw::Router router(cluster);
+  const auto table = simulate_sweep(router, Op::all_reduce, first_gpus(8), {1LL << 20, 1LL << 30}, Algorithm::automatic);
+  CHECK(table.rows[0].busbw_gbps < table.rows[1].busbw_gbps / 3);
+}
+
+TEST_CASE("estimate() tracks the engine for every algorithm on an idle dgx-h100") {
+  const auto cluster = hw::load_cluster("dgx-h100");
+  const hw::Router router(cluster);
+  for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls}) {
+    const CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(8), .bytes = 256LL << 20, .algorithm = a};
+    CHECK(static_cast<double>(estimate(router, req).ps) * 1e-6 == doctest::Approx(run_together(router, {req}).front()).epsilon(0.05));
+  }
+}
+
+TEST_CASE("bad requests are rejected at once") {
+  const auto cluster = ring_cluster(4, 100e9, 0);
+  const hw::Router router(cluster);
+  core::Engine engine;
+  Network net(engine, cluster, router);
+  const auto s = engine.add_stream(engine.add_device(), core::StreamKind::communication);
+  CHECK_THROWS_AS(add_collective(net, {.op = Op::all_reduce, .gpus = {0, 0}}, {s, s}), std::invalid_argument);
+  CHECK_THROWS_AS(add_collective(net, {.op = Op::all_reduce, .gpus = {0, 1}}, {s}), std::invalid_argument);
+  CHECK_THROWS_AS(add_collective(net, {.op = Op::all_reduce, .gpus = {0, 1}, .algorithm = Algorithm::nvls}, {s, s}),
+                  std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace stepsim::comm

@@ -1,0 +1,102 @@
+// `stepsim collective`: nccl-tests' *_perf on simulated hardware, and calibration of a hardware
+// file's `comm:` parameters from a real nccl-tests log.
+#include <fstream>
+#include <iostream>
+
+#include "hardware/hardware_yaml.hpp"
+#include "hardware/router.hpp"
+#include "sim/comm/calibration.hpp"
+#include "sim/comm/nccl_log.hpp"
+#include "sim/comm/perf_table.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+std::int64_t size_option(const po::variables_map& vm, const char* name) {
+  const auto text = vm[name].as<std::string>();
+  const auto bytes = comm::parse_size(text);
+  if (!bytes || *bytes <= 0)
+    throw UsageError(std::string("--") + name + ": expected a size such as 8, 1M or 8G, found '" + text + "'");
+  return *bytes;
+}
+
+hw::ClusterShape shape_of(const po::variables_map& vm) {
+  hw::ClusterShape shape;
+  if (vm.count("nodes")) shape.nodes = vm["nodes"].as<int>();
+  if (vm.count("gpus")) shape.gpus_per_node = vm["gpus"].as<int>();
+  return shape;
+}
+
+int run_sweep(const po::variables_map& vm) {
+  const auto op = comm::parse_op(vm["op"].as<std::string>());
+  if (!op) throw UsageError("--op: expected one of all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv, found '" +
+                            vm["op"].as<std::string>() + "'");
+  const auto algo = comm::parse_algorithm(vm["algo"].as<std::string>());
+  if (!algo) throw UsageError("--algo: expected one of auto, ring, tree, nvls, hierarchical, direct, found '" +
+                              vm["algo"].as<std::string>() + "'");
+  const std::int64_t min = size_option(vm, "minbytes"), max = size_option(vm, "maxbytes");
+  const std::int64_t factor = vm["stepfactor"].as<std::int64_t>();
+  if (min > max || factor < 2) throw UsageError("sizes: expected -b <= -e and -f >= 2");
+  const hw::Cluster cluster = hw::load_cluster(vm["hardware"].as<std::string>(), shape_of(vm));
+  const hw::Router router(cluster);
+  std::vector<int> gpus;
+  for (int g = 0; g < cluster.gpu_count(); ++g) gpus.push_back(g);
+  const auto sizes = comm::size_sweep(min, max, factor);
+  comm::PerfTable table;
+  try {
+    table = comm::simulate_sweep(router, *op, gpus, sizes, *algo);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--algo ") + comm::to_string(*algo) + ": " + e.what());
+  }
+  if (vm.count("json")) {
+    std::cout << comm::format_json(table);
+  } else {
+    std::cout << comm::format_table(table, "stepsim collective: " + comm::to_string(*op) + " over " +
+                                               std::to_string(gpus.size()) + " GPUs of " + cluster.name +
+                                               " (simulated; in-place = out-of-place)");
+  }
+  return 0;
+}
+
+int run_calibrate(const po::variables_map& vm) {
+  if (!vm.count("output")) throw UsageError("--calibrate needs -o OUT.yaml");
+  const auto log = comm::read_nccl_log(vm["calibrate"].as<std::string>());
+  const std::string hardware = vm["hardware"].as<std::string>();
+  const hw::Cluster cluster = hw::load_cluster(hardware, comm::shape_for(log));
+  const auto result = comm::calibrate(cluster, log);
+  std::cout << comm::format_calibration(log, result);
+  std::ofstream out(vm["output"].as<std::string>());
+  out << comm::calibrated_yaml(hardware, log, result);
+  if (!out) throw UsageError("-o: cannot write '" + vm["output"].as<std::string>() + "'");
+  return 0;
+}
+
+}  // namespace
+
+int run_collective(const Args& args) {
+  po::options_description options("Options");
+  options.add_options()
+      ("hardware", po::value<std::string>()->required(), "preset name or hardware YAML")
+      ("op", po::value<std::string>()->default_value("all_reduce"),
+       "all_reduce, all_gather, reduce_scatter, alltoall, broadcast or sendrecv")
+      ("gpus", po::value<int>(), "GPUs per server")
+      ("nodes", po::value<int>(), "servers")
+      ("minbytes,b", po::value<std::string>()->default_value("8"), "smallest size (8, 1M, 8G)")
+      ("maxbytes,e", po::value<std::string>()->default_value("8G"), "largest size")
+      ("stepfactor,f", po::value<std::int64_t>()->default_value(2), "size multiplier")
+      ("algo", po::value<std::string>()->default_value("auto"), "auto, ring, tree, nvls, hierarchical, direct")
+      ("json", "print JSON instead of the nccl-tests table")
+      ("calibrate", po::value<std::string>(), "fit the hardware's comm: parameters to this nccl-tests log")
+      ("output,o", po::value<std::string>(), "with --calibrate: write the fitted hardware YAML here");
+  const auto vm = parse_command_line(
+      "collective", "--hardware HW [--op OP] [--gpus N | --nodes N] [-b MIN] [-e MAX] [-f F] [--algo A] [--json]\n"
+      "       stepsim collective --calibrate LOG --hardware HW -o OUT.yaml",
+      "Simulate nccl-tests' *_perf on a machine, or calibrate its collective parameters from a log.",
+      options, {}, args);
+  if (!vm) return 0;
+  return vm->count("calibrate") ? run_calibrate(*vm) : run_sweep(*vm);
+}
+
+}  // namespace stepsim::cli
