@@ -1,0 +1,52 @@
+// `stepsim advise`: from a finished sweep, which plan to run on this box, by how much it beats the
+// best plain data-parallel / ZeRO plan (tp = pp = 1) and the best 3D plan (tp > 1 and pp > 1; if
+// none fits, the best with tp > 1 or pp > 1), why (each plan's step broken into bubble, exposed
+// TP/PP/DP/ZeRO communication, stalls and memory), and what would change the answer: arithmetic
+// on the measured losses ("if its TP all-reduce were free") and the three plans re-simulated on a
+// changed machine or workload (more GPUs, a longer sequence) that the caller builds.
+// Pure functions of their inputs; all text, no printing.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sim/plan/scenario.hpp"
+#include "sim/sweep/sweep_outcome.hpp"
+#include "sim/sweep/sweep_runner.hpp"
+
+namespace stepsim::sweep {
+
+/// The three plans advise compares, as positions in SweepOutcome::results (nullopt: none fits).
+struct Advice {
+  std::optional<std::size_t> best, best_zero3, best_3d;
+  bool best_3d_uses_both = false;  ///< best_3d has tp > 1 and pp > 1
+};
+
+Advice choose_plans(const SweepOutcome& outcome);
+
+/// The picked plans simulated again on a changed scenario.
+struct WhatIf {
+  std::string change;                                ///< "16 GPUs (2 servers)", "seq 8192"
+  std::optional<plan::StepResult> best, best_zero3, best_3d;  ///< nullopt: no valid variant there
+};
+
+/// Re-simulates each picked plan on `changed`: same tp, pp, ZeRO stage, schedule, recompute and
+/// sequence parallelism; dp follows the GPU count and micro_batch is halved until the plan is
+/// valid there.
+WhatIf simulate_what_if(const std::string& change, const plan::Scenario& changed, const SweepOutcome& outcome,
+                        const Advice& advice, const SimulateFn& simulate);
+
+/// The plain-words answer (several paragraphs, ~72 columns).
+std::string advise_text(const plan::Scenario& scenario, const SweepOutcome& outcome, const Advice& advice,
+                        const std::vector<WhatIf>& what_ifs);
+
+/// {"best": {…}, "best_zero3": {…}, "best_3d": {…}, "tried": n, "fits": n}; null for a missing plan.
+void write_advice_json(std::ostream& out, const SweepOutcome& outcome, const Advice& advice);
+
+/// The interconnect between the GPUs of one server in words: "NVLink3 x12 (300 GB/s per direction)".
+std::string describe_gpu_link(const hw::Cluster& cluster);
+
+}  // namespace stepsim::sweep

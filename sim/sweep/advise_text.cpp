@@ -1,0 +1,140 @@
+// advise_text (advise.hpp): the answer in plain words, every sentence built from measured numbers.
+#include <algorithm>
+#include <cmath>
+
+#include "sim/report/comparison.hpp"
+#include "sim/report/format.hpp"
+#include "sim/sweep/advise.hpp"
+#include "sim/sweep/sweep_table.hpp"
+
+namespace stepsim::sweep {
+namespace {
+
+using plan::StepResult;
+using report::percent;
+using report::with_thousands;
+
+constexpr double kNoticeable = 0.01;  // shares of a step below 1 % are not worth a sentence
+
+double gib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+
+// "12.3 % faster" / "4.0 % slower": a against b.
+std::string faster(double a, double b) {
+  if (b <= 0) return "faster";
+  const double ratio = a / b - 1;
+  return percent(std::fabs(ratio)) + (ratio >= 0 ? " faster" : " slower");
+}
+
+std::string headline(const StepResult& r) {
+  return with_thousands(r.tokens_per_s) + " tokens/s (step " + report::duration(r.step_time_s) + ", " +
+         report::fixed(r.tflops_per_gpu, 1) + " TFLOP/s per GPU, MFU " + percent(r.mfu) + ", peak memory " +
+         report::fixed(gib(r.peak_memory_bytes), 1) + " of " + report::gibibytes(static_cast<double>(r.memory_capacity_bytes)) + ")";
+}
+
+std::string versus(const char* family, const StepResult& winner, const StepResult* other) {
+  std::string s = "  vs the best " + std::string(family) + ": ";
+  if (!other) return s + "none fits in memory.\n";
+  if (other->name == winner.name) return s + "it is that plan.\n";
+  return s + other->name + ", " + with_thousands(other->tokens_per_s) + " tokens/s; the winner is " +
+         faster(winner.tokens_per_s, other->tokens_per_s) + ".\n";
+}
+
+// "computes 81.0 % of its step; loses 9.1 % to pipeline bubbles and 4.2 % to …"
+std::string where_time_goes(const StepResult& r) {
+  double lost = 0;
+  std::string text;
+  std::size_t n = 0;
+  for (const auto& loss : report::losses_of(r)) {
+    lost += loss.fraction;
+    if (loss.fraction < kNoticeable || n == 3) continue;
+    text += (n == 0 ? "; loses " : ", ") + percent(loss.fraction) + " to " + loss.what;
+    ++n;
+  }
+  if (n == 0) text = "; loses under 1 % to bubbles, exposed communication and stalls";
+  const auto& m = r.memory_at_peak;
+  const std::int64_t states = m.parameters + m.gradients + m.optimizer_states;
+  return "computes " + percent(std::max(0.0, 1 - lost)) + " of its step" + text + ". Memory at peak: " +
+         report::fixed(gib(states), 1) + " GiB model states, " + report::fixed(gib(m.activations), 1) +
+         " GiB activations, " + report::fixed(gib(m.gathered_parameters + m.buffers), 1) + " GiB buffers";
+}
+
+std::string why(const char* role, const StepResult* r) {
+  if (!r) return "";
+  return "  " + r->name + " (" + role + ") " + where_time_goes(*r) + ".\n";
+}
+
+// What removing the plan's largest loss would do to the ranking.
+std::string largest_loss(const StepResult& r, const StepResult& winner, const std::string& link) {
+  const auto losses = report::losses_of(r);
+  if (losses.empty() || losses.front().fraction < kNoticeable) return "";
+  const auto& loss = losses.front();
+  const double without = r.tokens_per_s / std::max(1e-9, 1 - loss.fraction);
+  const bool tp = loss.what.find("TP") != std::string::npos;
+  std::string s = "  - " + r.name + " loses " + percent(loss.fraction) + " of its step to " + loss.what;
+  if (tp) s += " (its TP collectives run over " + link + ")";
+  s += "; without that it would reach " + with_thousands(without) + " tokens/s";
+  if (&r == &winner) s += " and stay first";
+  else if (without > winner.tokens_per_s) s += ", " + faster(without, winner.tokens_per_s) + " than the winner: it would win";
+  else s += ", still " + faster(without, winner.tokens_per_s) + " than the winner";
+  if (tp && link.find("NVLink") == std::string::npos) s += ". On GPUs joined by NVLink most of it would go";
+  return s + ".\n";
+}
+
+std::string describe(const char* label, const std::optional<StepResult>& r) {
+  if (!r) return std::string(label) + ": no valid variant";
+  return std::string(label) + " " + r->name + ": " +
+         (r->fits ? with_thousands(r->tokens_per_s) + " tokens/s" : "does not fit (" + report::fixed(gib(r->peak_memory_bytes), 1) + " GiB)");
+}
+
+bool same_plan(const std::optional<StepResult>& a, const std::optional<StepResult>& b) {
+  return a && b && a->name == b->name;
+}
+
+std::string what_if_text(const WhatIf& w) {
+  std::vector<std::pair<const char*, const std::optional<StepResult>*>> picks{{"winner", &w.best}};
+  if (!same_plan(w.best, w.best_zero3)) picks.push_back({"DP/ZeRO", &w.best_zero3});
+  if (!same_plan(w.best, w.best_3d)) picks.push_back({"3D", &w.best_3d});
+  std::string s = "  - " + w.change + ", the same plans re-simulated: ";
+  const StepResult* top = nullptr;
+  const char* top_label = "";
+  for (std::size_t i = 0; i < picks.size(); ++i) {
+    s += (i ? "; " : "") + describe(picks[i].first, *picks[i].second);
+    const auto& r = *picks[i].second;
+    if (r && r->fits && (!top || r->tokens_per_s > top->tokens_per_s)) {
+      top = &*r;
+      top_label = picks[i].first;
+    }
+  }
+  if (!top) return s + ". None of them would fit.\n";
+  return s + ". " + (std::string(top_label) == "winner" ? "The winner would still come first"
+                                                        : "The " + std::string(top_label) + " plan would win") +
+         (picks.size() > 1 ? " of these." : ".") + "\n";
+}
+
+}  // namespace
+
+std::string advise_text(const plan::Scenario& sc, const SweepOutcome& o, const Advice& a,
+                        const std::vector<WhatIf>& what_ifs) {
+  const std::string link = describe_gpu_link(sc.cluster);
+  std::string out = sc.model.name + ", seq " + std::to_string(sc.training.seq_len) + ", global batch " +
+                    std::to_string(sc.training.global_batch) + " on " + sc.cluster.name + ": " +
+                    std::to_string(sc.cluster.gpu_count()) + " x " + sc.cluster.gpu.name + ", GPUs joined by " + link +
+                    ".\n" + format_counts(o) + "\n";
+  if (!a.best) return out + "No plan fits in memory: more GPUs, a smaller micro-batch or full recompute would be needed.\n";
+  auto at = [&o](std::optional<std::size_t> i) { return i ? &o.results[*i].result : nullptr; };
+  const StepResult& best = *at(a.best);
+  const char* family_3d = a.best_3d_uses_both ? "3D plan (tp > 1 and pp > 1)" : "plan with tp > 1 or pp > 1";
+  out += "Use " + best.name + ": " + headline(best) + ".\n";
+  out += versus("plain data-parallel / ZeRO plan (tp = pp = 1)", best, at(a.best_zero3));
+  out += versus(family_3d, best, at(a.best_3d)) + "\nWhy:\n" + why("the winner", &best);
+  if (at(a.best_zero3) && at(a.best_zero3) != &best) out += why("best DP/ZeRO", at(a.best_zero3));
+  if (at(a.best_3d) && at(a.best_3d) != &best) out += why("best 3D", at(a.best_3d));
+  out += "\nWhat would change the answer:\n";
+  for (const StepResult* r : {at(a.best_zero3), at(a.best_3d)})
+    if (r && r != &best) out += largest_loss(*r, best, link);
+  out += largest_loss(best, best, link);
+  for (const WhatIf& w : what_ifs) out += what_if_text(w);
+  return out;
+}
+
+}  // namespace stepsim::sweep

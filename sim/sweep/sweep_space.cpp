@@ -1,0 +1,145 @@
+#include "sim/sweep/sweep_space.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace stepsim::sweep {
+namespace {
+
+using plan::Recompute;
+using plan::ScheduleKind;
+using plan::Strategy;
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+template <typename T>
+std::vector<T> or_default(const std::vector<T>& listed, std::vector<T> fallback) {
+  return listed.empty() ? std::move(fallback) : listed;
+}
+
+// One schedule choice: the kind and its chunks per stage.
+struct ScheduleChoice {
+  ScheduleKind kind;
+  int v;
+};
+
+std::vector<ScheduleChoice> schedule_choices(const plan::Scenario& sc, const SweepSpace& space, int pp) {
+  if (pp == 1) return {{ScheduleKind::one_f_one_b, 1}};
+  const auto kinds = or_default(space.schedule, {ScheduleKind::gpipe, ScheduleKind::one_f_one_b,
+                                                 ScheduleKind::interleaved, ScheduleKind::zb_h1});
+  std::vector<ScheduleChoice> out;
+  for (ScheduleKind kind : kinds) {
+    if (kind != ScheduleKind::interleaved) {
+      out.push_back({kind, 1});
+      continue;
+    }
+    std::vector<int> chunks = space.v;
+    if (chunks.empty())
+      for (int v = 2; v <= kMaxChunks; ++v)
+        if (sc.model.layers % (pp * v) == 0) chunks.push_back(v);
+    for (int v : chunks) out.push_back({kind, v});
+  }
+  return out;
+}
+
+std::vector<int> zero_stages(const SweepSpace& space, int pp, int dp) {
+  std::vector<int> out;
+  for (int z : or_default(space.zero_stage, {0, 1, 2, 3}))
+    if ((z == 0 || dp > 1) && (z < 2 || pp == 1)) out.push_back(z);
+  return out;
+}
+
+std::vector<int> micro_batches(const plan::Scenario& sc, const SweepSpace& space, int dp) {
+  if (!space.micro_batch.empty()) return space.micro_batch;
+  std::vector<int> out;
+  for (int mb = 1; mb <= space.max_micro_batch && sc.training.global_batch % (static_cast<std::int64_t>(mb) * dp) == 0;
+       mb *= 2)
+    out.push_back(mb);
+  return out;
+}
+
+std::vector<bool> sequence_parallel_choices(const SweepSpace& space, int tp) {
+  std::vector<bool> out;
+  for (bool sp : or_default(space.sequence_parallel, {false, true}))
+    if (!sp || tp > 1) out.push_back(sp);
+  return out;
+}
+
+class Enumerator {
+ public:
+  Enumerator(const plan::Scenario& sc, const SweepSpace& space) : sc_(sc), space_(space) {}
+
+  std::vector<Candidate> run() {
+    const int gpus = sc_.cluster.gpu_count();
+    const int per_server = sc_.cluster.gpus_per_server > 0 ? sc_.cluster.gpus_per_server : gpus;
+    for (int tp : or_default(space_.tp, divisors(std::min(per_server, gpus))))
+      for (int pp : or_default(space_.pp, divisors(gpus / tp))) layout(tp, pp, gpus);
+    return std::move(out_);
+  }
+
+ private:
+  void layout(int tp, int pp, int gpus) {
+    Strategy s;
+    s.tp = tp;
+    s.pp = pp;
+    if (tp < 1 || pp < 1 || gpus % (tp * pp) != 0) return add(s);  // one invalid entry per bad layout
+    const int dp = gpus / (tp * pp);
+    s.dp = dp;
+    for (int z : zero_stages(space_, pp, dp))
+      for (int mb : micro_batches(sc_, space_, dp))
+        for (const ScheduleChoice& sched : schedule_choices(sc_, space_, pp))
+          for (Recompute rc : or_default(space_.recompute, {Recompute::none, Recompute::selective, Recompute::full}))
+            for (bool sp : sequence_parallel_choices(space_, tp)) {
+              s.zero_stage = z;
+              s.micro_batch = mb;
+              s.schedule = sched.kind;
+              s.v = sched.v;
+              s.recompute = rc;
+              s.sequence_parallel = sp;
+              add(s);
+            }
+  }
+
+  void add(Strategy s) {
+    Candidate c;
+    c.index = out_.size();
+    s.name = plan_name(s);
+    try {
+      c.strategy = plan::check_strategy(sc_, s);
+    } catch (const config::ConfigError& e) {
+      c.strategy = s;
+      c.valid = false;
+      c.invalid_reason = e.key_path().empty() ? e.message() : e.key_path() + ": " + e.message();
+    }
+    out_.push_back(std::move(c));
+  }
+
+  const plan::Scenario& sc_;
+  const SweepSpace& space_;
+  std::vector<Candidate> out_;
+};
+
+}  // namespace
+
+std::string plan_name(const Strategy& s) {
+  const int dp = s.dp;
+  std::string name = "tp" + std::to_string(s.tp) + "-pp" + std::to_string(s.pp);
+  if (dp > 0) name += "-dp" + std::to_string(dp);
+  name += "-z" + std::to_string(s.zero_stage) + "-mb" + std::to_string(s.micro_batch);
+  if (s.pp > 1) name += std::string("-") + plan::to_string(s.schedule);
+  if (s.schedule == ScheduleKind::interleaved) name += "-v" + std::to_string(s.v);
+  if (s.recompute != Recompute::none) name += std::string("-") + plan::to_string(s.recompute);
+  if (s.sequence_parallel) name += "-sp";
+  return name;
+}
+
+std::vector<Candidate> enumerate_plans(const plan::Scenario& scenario, const SweepSpace& space) {
+  return Enumerator(scenario, space).run();
+}
+
+}  // namespace stepsim::sweep

@@ -1,0 +1,106 @@
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "sim/sweep/advise.hpp"
+#include "sweep_fixture.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+plan::StepResult result(const std::string& name, int tp, int pp, double tokens_per_s, bool fits) {
+  plan::StepResult r;
+  r.name = name;
+  r.tp = tp;
+  r.pp = pp;
+  r.tokens_per_s = tokens_per_s;
+  r.step_time_s = 1.0;
+  r.fits = fits;
+  r.memory_capacity_bytes = std::int64_t{80} << 30;
+  r.peak_memory_bytes = std::int64_t{40} << 30;
+  return r;
+}
+
+// Four simulated plans: ZeRO-3 at 1000 tokens/s losing 10 % to ZeRO gathers, a 3D plan at 900
+// losing 20 % to TP, a faster tp2 plan that does not fit, and a tp4 plan at 950.
+sweep::SweepOutcome four_plans() {
+  sweep::SweepOutcome o;
+  o.tried = 5;
+  o.invalid = 1;
+  o.results = {{0, result("zero3", 1, 1, 1000, true)},
+               {1, result("tp2-pp2", 2, 2, 900, true)},
+               {2, result("tp2-big", 2, 1, 1200, false)},
+               {3, result("tp4", 4, 1, 950, true)}};
+  o.results[0].result.exposed_comm_s.zero = 0.1;
+  o.results[1].result.exposed_comm_s.tp = 0.2;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("advise picks the best plan, the best with tp = pp = 1 and the best 3D plan") {
+  const auto o = four_plans();
+  const auto a = sweep::choose_plans(o);
+  CHECK(a.best == 0u);        // 1000 tokens/s; tp2-big is faster but does not fit
+  CHECK(a.best_zero3 == 0u);
+  CHECK(a.best_3d == 1u);     // the only fitting plan with tp > 1 and pp > 1
+  CHECK(a.best_3d_uses_both);
+}
+
+TEST_CASE("without a fitting tp>1-and-pp>1 plan, the best with tp > 1 or pp > 1 stands in") {
+  auto o = four_plans();
+  o.results[1].result.fits = false;
+  const auto a = sweep::choose_plans(o);
+  CHECK(a.best_3d == 3u);  // tp4 at 950
+  CHECK_FALSE(a.best_3d_uses_both);
+}
+
+TEST_CASE("advise in words: margins and what would change the answer, from the numbers") {
+  const auto sc = sweep_test::small_scenario();
+  const auto o = four_plans();
+  const std::string text = sweep::advise_text(sc, o, sweep::choose_plans(o), {});
+  // 1000 vs 900 tokens/s: 1000/900 − 1 = 11.1 %.
+  CHECK(text.find("vs the best 3D plan (tp > 1 and pp > 1): tp2-pp2, 900 tokens/s; the winner is 11.1 % faster.") !=
+        std::string::npos);
+  CHECK(text.find("vs the best plain data-parallel / ZeRO plan (tp = pp = 1): it is that plan.") != std::string::npos);
+  // tp2-pp2 loses 0.2 s of its 1 s step to TP; without it 900 / 0.8 = 1,125 tokens/s, which is
+  // 1125/1000 − 1 = 12.5 % faster than the winner.
+  CHECK(text.find("  - tp2-pp2 loses 20.0 % of its step to exposed TP communication (its TP collectives run over "
+                  "NVLink3 x12 (300 GB/s per direction)); without that it would reach 1,125 tokens/s, 12.5 % faster "
+                  "than the winner: it would win.\n") != std::string::npos);
+  // The winner loses 10 %: 1000 / 0.9 = 1,111 tokens/s.
+  CHECK(text.find("  - zero3 loses 10.0 % of its step to exposed ZeRO gathers and scatters; without that it would "
+                  "reach 1,111 tokens/s and stay first.\n") != std::string::npos);
+  CHECK(text.find("5 plans tried: 1 invalid, 4 simulated (1 out of memory, 3 fit)") != std::string::npos);
+}
+
+TEST_CASE("what-if: the picked plans re-simulated, micro-batch halved until they fit") {
+  // On the small scenario, the fake fits only with micro_batch ≤ 2: a winner with micro_batch 8
+  // comes back as micro_batch 2 (8 -> 4 does not fit -> 2 fits).
+  const auto sc = sweep_test::small_scenario();
+  sweep::SweepOutcome o;
+  plan::StepResult r = result("tp1-pp1-dp4-z0-mb8", 1, 1, 1000, true);
+  r.micro_batch = 8;
+  r.schedule = "1f1b";
+  r.recompute = "none";
+  o.results = {{0, r}};
+  const auto a = sweep::choose_plans(o);
+  const auto w = sweep::simulate_what_if("same box", sc, o, a, sweep_test::fake_simulate);
+  REQUIRE(w.best);
+  // mb 8 · dp 4 = 32 does not divide the global batch 8, nor does 4 · 4; mb 2 · 4 = 8 does and fits.
+  CHECK(w.best->name == "tp1-pp1-dp4-z0-mb2");
+  CHECK(w.best->fits);
+  CHECK_FALSE(w.best_3d);
+}
+
+TEST_CASE("advise JSON: best, best_zero3, best_3d, tried, fits") {
+  const auto o = four_plans();
+  std::ostringstream out;
+  sweep::write_advice_json(out, o, sweep::choose_plans(o));
+  const std::string json = out.str();
+  CHECK(json.rfind("{\"best\":{\"name\":\"zero3\",", 0) == 0);
+  CHECK(json.find("\n\"best_zero3\":{\"name\":\"zero3\",") != std::string::npos);
+  CHECK(json.find("\n\"best_3d\":{\"name\":\"tp2-pp2\",") != std::string::npos);
+  CHECK(json.find("\"tried\":5,\"fits\":3}\n") != std::string::npos);
+}
