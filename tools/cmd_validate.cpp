@@ -1,0 +1,103 @@
+// stepsim validate [DIR] [--json]: runs every validation scenario (a published run with its measured
+// figure) and prints predicted vs measured, the signed error per row and per-source summaries.
+// Exits 3 when a row's |error| exceeds the tolerance stated in its file.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "sim/plan/simulate.hpp"
+#include "sim/report/validation.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+struct ValidationCase {
+  std::string file;
+  plan::Scenario scenario;
+  report::ValidationSpec spec;
+};
+
+std::vector<ValidationCase> load_cases(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) throw UsageError("stepsim validate: '" + dir + "' is not a directory");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw UsageError("stepsim validate: no .yaml files in '" + dir + "'");
+  std::vector<ValidationCase> cases;
+  for (const auto& file : files) {
+    const auto doc = config::YamlDocument::load_file(file);
+    auto scenario = plan::read_scenario(doc);
+    if (scenario.strategies.size() != 1)
+      throw config::ConfigError(doc.root().required("strategies").pos(), "strategies",
+                                "a validation scenario has exactly one strategy, the published one");
+    cases.push_back({file, std::move(scenario), report::read_validation(doc.root())});
+  }
+  return cases;
+}
+
+// Simulates every case on `threads` workers; results land by index, so the output does not depend
+// on the thread count.
+std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& cases, int threads) {
+  std::vector<report::ValidationRow> rows(cases.size());
+  std::atomic<std::size_t> next{0}, done{0};
+  const bool progress = isatty(STDERR_FILENO);
+  auto worker = [&] {
+    for (std::size_t i = next++; i < cases.size(); i = next++) {
+      const auto& c = cases[i];
+      const auto result = plan::simulate(c.scenario, c.scenario.strategies.front());
+      auto& row = rows[i];
+      row.name = c.scenario.name;
+      row.file = c.file;
+      row.source = c.spec.source;
+      row.metric = c.spec.metric;
+      row.measured = c.spec.measured;
+      row.predicted = report::predicted_metric(c.spec.metric, c.scenario, result);
+      row.error = (row.predicted - row.measured) / row.measured;
+      row.tolerance = c.spec.tolerance;
+      const std::size_t finished = ++done;
+      if (progress) std::cerr << "\rvalidate: " << finished << " / " << cases.size() << " scenarios" << std::flush;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (progress) std::cerr << "\r\033[K";
+  return rows;
+}
+
+}  // namespace
+
+int run_validate(const Args& args) {
+  po::options_description options("Options");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.add_options()("dir", po::value<std::string>()->default_value(std::string(STEPSIM_DATA_DIR) + "/scenarios/validation"),
+                        "folder of validation scenarios")(
+      "json", "print JSON instead of the table")(
+      "threads", po::value<int>()->default_value(cores), "scenarios simulated at once");
+  po::positional_options_description positional;
+  positional.add("dir", 1);
+  auto vm = parse_command_line("validate", "[DIR] [--json] [--threads N]",
+                               "Simulate published training runs and compare with their measured figures.\n"
+                               "Exit status 3 when a row misses the tolerance stated in its file.",
+                               options, positional, args);
+  if (!vm) return 0;
+  const int threads = (*vm)["threads"].as<int>();
+  if (threads < 1) throw UsageError("--threads: expected a positive integer, found " + std::to_string(threads));
+  const auto cases = load_cases((*vm)["dir"].as<std::string>());
+  const auto rows = run_cases(cases, threads);
+  if (vm->count("json")) report::write_validation_json(rows, std::cout);
+  else std::cout << report::format_validation(rows);
+  const bool all_within = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.within(); });
+  return all_within ? 0 : 3;
+}
+
+}  // namespace stepsim::cli
