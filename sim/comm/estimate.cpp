@@ -1,7 +1,7 @@
 // estimate() and the tuner: the plan walked on paper (collective.hpp says what it assumes).
 #include <algorithm>
 #include <limits>
-#include <map>
+#include <unordered_map>
 
 #include "sim/comm/algorithm.hpp"
 #include "sim/comm/collective.hpp"
@@ -33,10 +33,18 @@ double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes
 core::Duration walk(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan) {
   const hw::Cluster& cluster = router.cluster();
   const Paper p = lay_out(router, req, plan);
-  std::map<std::pair<int, int>, double> load;  // (level, link) -> bytes that level puts on it
+  // (level, link) -> bytes that level puts on the link; total bytes per link.
+  const auto links = static_cast<std::int64_t>(cluster.links.size());
+  auto key = [&](int level, int link) { return level * links + link; };
+  std::unordered_map<std::int64_t, double> load;
+  std::vector<double> total(cluster.links.size(), 0.0);
   for (std::size_t i = 0; i < plan.transfers.size(); ++i)
     for (const auto& r : p.routes[i])
-      for (int l : r) load[{p.level[i], l}] += wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i].size());
+      for (int l : r) {
+        const double bytes = wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i].size());
+        load[key(p.level[i], l)] += bytes;
+        total[static_cast<std::size_t>(l)] += bytes;
+      }
   std::vector<double> finish(plan.transfers.size(), 0.0);  // seconds after launch
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& t = plan.transfers[i];
@@ -46,17 +54,15 @@ core::Duration walk(const hw::Router& router, const CollectiveRequest& req, cons
     for (const auto& r : p.routes[i]) {
       double drain = 0;
       for (int l : r)
-        drain = std::max(drain, load[{p.level[i], l}] / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm));
+        drain = std::max(drain, load[key(p.level[i], l)] / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm));
       busy = std::max(busy, static_cast<double>(transfer_latency_ps(cluster, r, t)) * 1e-12 + drain);
     }
     finish[i] = start + busy;
   }
   // No link can carry its bytes faster than its capacity, whatever the dependency levels say.
-  std::map<int, double> total;
-  for (const auto& [key, bytes] : load) total[key.second] += bytes;
   double end = 0;
-  for (const auto& [l, bytes] : total)
-    end = std::max(end, bytes / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm));
+  for (std::size_t l = 0; l < total.size(); ++l)
+    if (total[l] > 0) end = std::max(end, total[l] / effective_bytes_per_s(cluster.links[l], cluster.comm));
   for (const auto& done : plan.rank_done)
     for (int t : done) end = std::max(end, finish[static_cast<std::size_t>(t)]);
   return core::picoseconds(cluster.comm.launch_latency_ps) + core::seconds(end);

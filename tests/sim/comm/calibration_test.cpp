@@ -1,0 +1,42 @@
+// Pins sim/comm/calibration.cpp: it recovers parameters from a log the simulator wrote, and fits
+// a real 2-node A100 log within 10 % at >= 64 MiB.
+#include <doctest/doctest.h>
+
+#include "comm_fixture.hpp"
+#include "hardware/router.hpp"
+#include "sim/comm/calibration.hpp"
+#include "sim/comm/perf_table.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+TEST_CASE("calibration recovers the parameters a simulated log was written with") {
+  // Write a table for dgx-a100 with nvlink_efficiency 0.6, launch 20 us, ring step 6 us, read it
+  // back as a log, calibrate the stock preset (0.8, 8.4 us, 3.4 us): the fit must find them.
+  auto truth = hw::load_cluster("dgx-a100");
+  truth.comm.nvlink_efficiency = 0.6;
+  truth.comm.launch_latency_ps = 20'000'000;
+  truth.comm.ring_step_latency_ps = 6'000'000;
+  const hw::Router router(truth);
+  const auto table = simulate_sweep(router, Op::all_reduce, testing::first_gpus(8),
+                                    {1024, 64 << 10, 4 << 20, 256 << 20, 1LL << 30}, Algorithm::ring, false);
+  const auto log = parse_nccl_log(format_table(table, "simulated"), "simulated.txt");
+  const auto result = calibrate(hw::load_cluster("dgx-a100"), log);
+  CHECK(result.fitted.front() == "nvlink_efficiency");
+  CHECK(result.after.nvlink_efficiency == doctest::Approx(0.6).epsilon(0.01));
+  // Latency: only launch + 14 steps is observable at small sizes, so check the sum (20 + 14*6 = 104 us).
+  const double latency_us = static_cast<double>(result.after.launch_latency_ps + 14 * result.after.ring_step_latency_ps) * 1e-6;
+  CHECK(latency_us == doctest::Approx(104.0).epsilon(0.02));
+  for (std::size_t i = 0; i < log.rows.size(); ++i) CHECK(std::abs(busbw_error(log.rows[i], result.after_us[i])) < 0.01);
+}
+
+TEST_CASE("calibrating dgx-a100 x2 on the trimmed OCI A100 log lands within 10 % of every row") {
+  const auto log = read_nccl_log(std::string(STEPSIM_DATA_DIR) +
+                                 "/tests/sim/comm/data/nccl_all_reduce_2node_16xa100-40gb_oci_slurm_trimmed_1G-8G.txt");
+  const auto result = calibrate(hw::load_cluster("dgx-a100", shape_for(log)), log);
+  CHECK(result.fitted.front() == "network_efficiency");
+  for (std::size_t i = 0; i < log.rows.size(); ++i) CHECK(std::abs(busbw_error(log.rows[i], result.after_us[i])) < 0.10);
+}
+
+}  // namespace
+}  // namespace stepsim::comm

@@ -1,0 +1,95 @@
+// Pins sim/comm/nccl_log.cpp on every real nccl-tests log in data/ (copied verbatim from
+// ../shared/data/samples) and on broken pastes, whole messages included.
+#include <doctest/doctest.h>
+
+#include "sim/comm/nccl_log.hpp"
+#include "sim/config/config_error.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+std::string data(const std::string& name) { return std::string(STEPSIM_DATA_DIR) + "/tests/sim/comm/data/" + name; }
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_nccl_log(text, "log.txt");
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_CASE("new-format 2-node A100 log with launcher noise") {
+  const auto log = read_nccl_log(data("nccl_all_reduce_2node_16xa100-40gb_oci_oke_rdma_8B-8G.txt"));
+  CHECK(log.op == Op::all_reduce);
+  CHECK(log.ranks == 16);
+  CHECK(log.hosts == 2);
+  CHECK(log.gpu_name == "NVIDIA A100-SXM4-40GB");
+  REQUIRE(log.rows.size() == 31);  // 8 B to 8 GiB by 2
+  CHECK(log.rows.front().size_bytes == 8);
+  CHECK(log.rows.back().size_bytes == 8589934592);
+  CHECK(log.rows.back().time_us == doctest::Approx(67689));
+  CHECK(log.rows.back().busbw_gbps == doctest::Approx(237.94));
+  CHECK(*log.rows.back().in_place_busbw_gbps == doctest::Approx(237.52));
+  CHECK(*log.avg_busbw_gbps == doctest::Approx(66.4834));
+}
+
+TEST_CASE("trimmed rank list, no Avg line, new 'Collective test starting' header") {
+  const auto log = read_nccl_log(data("nccl_all_reduce_2node_16xa100-40gb_oci_slurm_trimmed_1G-8G.txt"));
+  CHECK(log.ranks == 16);  // ranks 0, 7, 8, 15 listed: the highest says 16
+  CHECK(log.hosts == 2);
+  CHECK(log.rows.size() == 4);
+  CHECK(!log.avg_busbw_gbps);
+  CHECK(log.rows[0].time_us == doctest::Approx(10887.4));
+}
+
+TEST_CASE("old format with [1,N]<stdout>: prefixes and NCCL INFO lines inside the table") {
+  const auto log = read_nccl_log(data("nccl_all_reduce_2node_16xa100_p4d_efa_oldformat_interleaved.txt"));
+  CHECK(log.op == Op::all_reduce);
+  CHECK(log.ranks == 16);
+  CHECK(log.hosts == 2);
+  REQUIRE(log.rows.size() == 30);  // 8 B to 4 GiB
+  CHECK(log.rows.back().time_us == doctest::Approx(183834));
+  CHECK(log.rows.back().busbw_gbps == doctest::Approx(43.81));
+  CHECK(*log.rows.back().in_place_time_us == doctest::Approx(184216));
+}
+
+TEST_CASE("quoted command, single-host 4090 logs") {
+  const auto h100 = read_nccl_log(data("nccl_all_reduce_2node_16xh100_gcp_a3mega_8B-8G_quoted_cmd.txt"));
+  CHECK(h100.ranks == 16);
+  CHECK(h100.rows.size() == 31);
+  const auto two = read_nccl_log(data("nccl_all_reduce_2x4090_pcie_8B-2G_docker.txt"));
+  CHECK(two.ranks == 2);
+  CHECK(two.hosts == 1);
+  CHECK(two.rows.size() == 29);
+  const auto four = read_nccl_log(data("nccl_all_reduce_4x4090_pcie_8B-2G_k8s.txt"));
+  CHECK(four.ranks == 4);
+  CHECK(four.rows.back().busbw_gbps == doctest::Approx(2.59));
+}
+
+const char* kHeader =
+    "#  Rank  0 Group  0 Pid  1 on host device  0 [0x1a] GPU\n"
+    "#  Rank  1 Group  0 Pid  1 on host device  1 [0x1b] GPU\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+
+TEST_CASE("malformed logs are ConfigErrors with file, line and column") {
+  CHECK(error_of("hello\n") ==
+        "log.txt: no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...'");
+  CHECK(error_of(std::string(kHeader)) == "log.txt: nccl-tests table has a header but no rows");
+  CHECK(error_of(std::string(kHeader) + "           8             2     float     sum      -1    8.9x    0.00    0.00      0\n") ==
+        "log.txt:4:57: expected a time in us in an nccl-tests row, found '8.9x'");
+  CHECK(error_of(std::string(kHeader) + "           8             2     float     sum\n") ==
+        "log.txt:4:12: expected an nccl-tests row of 13 columns as the header says, found 4");
+  CHECK(error_of("#       size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n8 2 float sum -1 9.0 0 0 0\n") ==
+        "log.txt: no '#  Rank N ... device' lines: cannot tell how many GPUs ran");
+}
+
+TEST_CASE("the op comes from the binary name, else from busbw/algbw") {
+  const std::string row = "     1048576        131072     float    none      -1    100.0   10.49    9.18      0\n";
+  CHECK(parse_nccl_log(std::string("# all_gather_perf\n") + kHeader + row, "x").op == Op::all_gather);
+  CHECK(parse_nccl_log(std::string(kHeader) + "     1048576        262144     float     sum      -1    100.0   10.49   18.35      0\n", "x").op ==
+        Op::all_reduce);
+}
+
+}  // namespace
+}  // namespace stepsim::comm
