@@ -7,7 +7,7 @@
 namespace stepsim::plan {
 namespace {
 
-bool use_symmetric(const Scenario& sc, const SimOptions& opt) {
+bool use_symmetric(const Scenario& sc, const Strategy& st, const SimOptions& opt) {
   if (opt.fidelity == Fidelity::full) return false;
   if (opt.fidelity == Fidelity::symmetric) {
     if (!sc.faults.empty())
@@ -15,7 +15,9 @@ bool use_symmetric(const Scenario& sc, const SimOptions& opt) {
                                 "symmetric fidelity needs interchangeable ranks; faults break that (use --fidelity full)");
     return true;
   }
-  return sc.faults.empty() && sc.cluster.gpu_count() > kSymmetricAboveGpus;
+  // ZeRO-3 overlaps its gathers with its reduce-scatters; symmetric times each alone (see
+  // tests/sim/plan/symmetric_test.cpp), so automatic keeps such plans in full fidelity.
+  return sc.faults.empty() && st.effective_zero_stage() < 3 && sc.cluster.gpu_count() > kSymmetricAboveGpus;
 }
 
 // Layers per virtual stage: L / (p·v), the remainder going one each to the earliest (uneven
@@ -86,7 +88,7 @@ Build::Build(const Scenario& scenario, const Strategy& strategy, const SimOption
       grid(st.tp, st.pp, st.dp, st.rank_order),
       schedule(make_schedule(st.schedule, st.pp, microbatches(scenario, st), st.v)),
       router(scenario.cluster) {
-  symmetric = use_symmetric(sc, opt);
+  symmetric = use_symmetric(sc, st, opt);
   coarse = sc.cluster.gpu_count() > kSymmetricAboveGpus;
   fused = coarse && st.effective_zero_stage() < 3 && tp_within_servers(sc, grid);
   network = std::make_unique<comm::Network>(engine, sc.cluster, router);

@@ -3,9 +3,10 @@
 //
 // Definitions (the numbers in StepResult mean exactly this):
 // - Sync wait of a collective member: from its start to the group's arrival (every member has
-//   started). For PP receives and sends that wait is pipeline bubble; for TP, DP and ZeRO
-//   collectives it is a sync stall (StepResult::sync_stall_s: mean over ranks of the summed
-//   TP/DP/ZeRO sync waits of members that block the compute stream, i.e. TP, plus DP/ZeRO waits).
+//   started). For PP sends and receives that wait is pipeline bubble (a receive is posted when the
+//   sender's data exists, so the receiver's waiting shows as an idle compute stream, i.e. bubble);
+//   for TP, DP and ZeRO collectives it is a sync stall. sync_stall_s = mean over ranks of the
+//   summed TP, DP and ZeRO sync waits.
 // - Exposed communication of class X on a rank: the time X moves data (from its group's arrival to
 //   its member's end) while the rank's compute stream is idle; reported as the mean over ranks.
 // - bubble_fraction: mean over ranks of the time the compute stream is idle and none of the rank's
@@ -26,9 +27,15 @@
 namespace stepsim::plan {
 
 enum class Fidelity {
-  automatic,  ///< symmetric above kSymmetricAboveGpus GPUs when there are no faults, else full
+  /// symmetric above kSymmetricAboveGpus GPUs when there are no faults and no ZeRO-3, else full
+  automatic,
   full,       ///< every rank simulated
-  symmetric,  ///< one DP replica (all TP×PP ranks of dp index 0); DP collectives timed apart
+  /// One DP replica (all TP×PP ranks of dp index 0; with fused passes only tp index 0 of each
+  /// stage, TP ranks being in lock step). DP/ZeRO collectives are timed on a scratch engine with
+  /// all concurrent DP groups of the stage, cached by size; this misses contention between two
+  /// DP-class collectives that overlap in time (ZeRO-3's gather beside its reduce-scatter) and
+  /// between DP and PP traffic. Equal to full within 0.5 % otherwise (symmetric_test.cpp).
+  symmetric,
 };
 
 /// Above this many GPUs automatic fidelity simulates one DP replica.

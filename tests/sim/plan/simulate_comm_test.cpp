@@ -41,13 +41,13 @@ TEST_CASE("ZeRO-3 prefetch depth 0 exposes every all-gather, depth 1 only the fi
   const double t = layer_seconds(sc0);
   auto r0 = simulate(sc0, sc0.strategies[0], hooked());
   auto r1 = simulate(sc1, sc1.strategies[0], hooked());
-  CHECK(r0.exposed_comm_s.zero == doctest::Approx((2 * 1 * 8 + 1) * t).epsilon(1e-6));
-  CHECK(r1.exposed_comm_s.zero == doctest::Approx((2 * 1 + 1) * t).epsilon(1e-6));
+  CHECK(r0.exposed_comm_s.zero == doctest::Approx((2 * 1 * 8 + 1) * t).epsilon(1e-6).scale(0));
+  CHECK(r1.exposed_comm_s.zero == doctest::Approx((2 * 1 + 1) * t).epsilon(1e-6).scale(0));
   // The step shrinks by the 14 gathers no longer exposed, minus what the hidden traffic costs the
   // compute beside it: 15 intervals of t (7 gathers under F, 8 gather/reduce-scatter pairs under
   // B) in which compute runs 1/(1+x) as fast (x = the GPU's comm_slowdown): 14t − 15t·x/(1+x).
   const double x = sc0.cluster.gpu.comm_slowdown;
-  CHECK(r0.step_time_s - r1.step_time_s == doctest::Approx(14 * t - 15 * t * x / (1 + x)).epsilon(1e-4));
+  CHECK(r0.step_time_s - r1.step_time_s == doctest::Approx(14 * t - 15 * t * x / (1 + x)).epsilon(1e-4).scale(0));
 }
 
 TEST_CASE("DP overlap on an ideal network exposes only the last bucket") {
@@ -62,8 +62,8 @@ TEST_CASE("DP overlap on an ideal network exposes only the last bucket") {
   auto on = simulate(sc, sc.strategies[0], hooked());
   sc.strategies[0].dp_overlap = false;
   auto off = simulate(sc, sc.strategies[0], hooked());
-  CHECK(on.exposed_comm_s.dp == doctest::Approx(t).epsilon(1e-6));
-  CHECK(off.exposed_comm_s.dp == doctest::Approx(8 * t).epsilon(1e-6));
+  CHECK(on.exposed_comm_s.dp == doctest::Approx(t).epsilon(1e-6).scale(0));
+  CHECK(off.exposed_comm_s.dp == doctest::Approx(8 * t).epsilon(1e-6).scale(0));
 }
 
 TEST_CASE("a 20 % slower GPU in a TP group stalls its peer by 20 % of its compute") {
@@ -81,6 +81,6 @@ TEST_CASE("a 20 % slower GPU in a TP group stalls its peer by 20 % of its comput
     if (task.rank == 0 && task.category == TaskCategory::backward_weight) last_w = task.end_ps - task.start_ps;
   }
   CHECK(stall1 == 0);
-  CHECK(static_cast<double>(stall0) == doctest::Approx(0.2 * static_cast<double>(busy0 - last_w)).epsilon(1e-6));
+  CHECK(static_cast<double>(stall0) == doctest::Approx(0.2 * static_cast<double>(busy0 - last_w)).epsilon(1e-6).scale(0));
   CHECK(r.sync_stall_s > 0);
 }

@@ -1,0 +1,59 @@
+// Symmetric fidelity (one DP replica simulated, DP collectives timed with every concurrent DP
+// group of the stage on a scratch engine) must give the full simulation's step time within 0.5 %
+// on configurations both can run.
+#include <doctest/doctest.h>
+
+#include "tests/sim/plan/plan_fixture.hpp"
+
+using namespace stepsim::plan;
+
+namespace {
+
+void check_same(const std::string& strategy, double tolerance = 0.005) {
+  auto sc = plan_test::scenario(R"(name: sym
+hardware: {preset: dgx-a100, nodes: 2}
+model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
+training: {seq_len: 1024, global_batch: 32}
+strategies:
+  - )" + strategy + "\n");
+  SimOptions full, sym;
+  full.fidelity = Fidelity::full;
+  sym.fidelity = Fidelity::symmetric;
+  auto a = simulate(sc, sc.strategies[0], full);
+  auto b = simulate(sc, sc.strategies[0], sym);
+  CHECK_FALSE(a.symmetric);
+  CHECK(b.symmetric);
+  CHECK(b.events < a.events);
+  CHECK(b.step_time_s == doctest::Approx(a.step_time_s).epsilon(tolerance).scale(0));
+  CHECK(b.peak_memory_bytes == a.peak_memory_bytes);
+  MESSAGE(strategy << ": full " << a.step_time_s << " s, symmetric " << b.step_time_s << " s");
+}
+
+}  // namespace
+
+TEST_CASE("symmetric equals full: TP in a server, PP and DP across servers") {
+  check_same("{name: a, tp: 2, pp: 2, dp: 4, micro_batch: 2}");
+}
+
+TEST_CASE("symmetric equals full: DP across both servers with ZeRO-1 and interleaving") {
+  check_same("{name: b, tp: 4, pp: 2, dp: 2, zero_stage: 1, schedule: interleaved, v: 2, dp_bucket_size: 10MB}");
+}
+
+TEST_CASE("symmetric equals full: two concurrent DP groups across both servers share the NICs") {
+  check_same("{name: d, tp: 2, dp: 8, micro_batch: 1, dp_bucket_size: 10MB}");
+}
+
+TEST_CASE("symmetric differs from full where DP collectives overlap each other: ZeRO-3") {
+  // ZeRO-3 runs a layer's parameter all-gather beside the previous layer's gradient
+  // reduce-scatter. Full fidelity makes them share the NICs; symmetric times each alone (a
+  // cached, per-size time), so it is optimistic here: 2.5 % faster on this case. That is why
+  // automatic fidelity never picks symmetric for ZeRO-3 (simulate.hpp).
+  check_same("{name: c, dp: 16, zero_stage: 3, micro_batch: 1}", 0.04);
+}
+
+TEST_CASE("symmetric fidelity refuses faults") {
+  auto sc = plan_test::scenario(plan_test::small_gpt("{name: s, dp: 8}") + "faults:\n  - {gpu: 3, compute_slowdown: 1.2}\n");
+  SimOptions sym;
+  sym.fidelity = Fidelity::symmetric;
+  CHECK_THROWS_AS(simulate(sc, sc.strategies[0], sym), stepsim::config::ConfigError);
+}
