@@ -1,15 +1,12 @@
 // stepsim run SCENARIO: simulate each strategy of a scenario (or the one named by --strategy) and
 // print the comparison; --json writes the headline metrics for scripts.
-#include <chrono>
 #include <fstream>
 #include <iostream>
 
 #include "sim/plan/simulate.hpp"
-#include "sim/report/comparison.hpp"
 #include "sim/report/json_writer.hpp"
-#include "sim/report/pipeline_ascii.hpp"
-#include "sim/report/pipeline_view.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/cli_report.hpp"
 #include "tools/commands.hpp"
 
 namespace stepsim::cli {
@@ -51,8 +48,8 @@ int run_run(const Args& args) {
       "strategy", po::value<std::string>(), "simulate only the strategy with this name")(
       "set", po::value<std::vector<std::string>>(&sets), "override a scalar: --set training.global_batch=128")(
       "json", po::value<std::string>(), "write results as JSON to FILE, or - for stdout")(
-      "fidelity", po::value<std::string>()->default_value("auto"), "auto, full or symmetric")(
-      "ascii", "print each strategy's pipeline as ASCII");
+      "fidelity", po::value<std::string>()->default_value("auto"), "auto, full or symmetric");
+  add_report_options(options);
   po::positional_options_description positional;
   positional.add("scenario", 1);
   auto vm = parse_command_line("run", "SCENARIO [--strategy NAME] [--set key=value ...] [--json FILE|-]",
@@ -61,7 +58,7 @@ int run_run(const Args& args) {
   const auto sc = plan::load_scenario((*vm)["scenario"].as<std::string>(), sets);
   plan::SimOptions opt;
   opt.fidelity = parse_fidelity((*vm)["fidelity"].as<std::string>());
-  opt.detail = vm->count("ascii") > 0;
+  opt.detail = reports_need_detail(*vm);
   std::vector<plan::StepResult> results;
   bool found = false;
   for (const auto& s : sc.strategies) {
@@ -72,9 +69,8 @@ int run_run(const Args& args) {
   if (!found) throw UsageError("--strategy: no strategy named '" + (*vm)["strategy"].as<std::string>() + "' in " + sc.file);
   const bool json_to_stdout = vm->count("json") && (*vm)["json"].as<std::string>() == "-";
   if (!json_to_stdout) {
-    std::cout << sc.name << "\n\n" << report::format_comparison(results) << "\n" << report::explain_winner(results) << "\n";
-    if (opt.detail)
-      for (const auto& r : results) std::cout << "\n" << r.name << "\n" << report::render_pipeline_ascii(report::build_pipeline_view(r));
+    std::cout << sc.name << "\n\n";
+    print_run_reports(*vm, sc, results);
   }
   if (vm->count("json")) {
     const std::string path = (*vm)["json"].as<std::string>();
