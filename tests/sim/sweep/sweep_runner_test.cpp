@@ -3,6 +3,7 @@
 #include <atomic>
 #include <stdexcept>
 
+#include "sim/plan/simulate.hpp"
 #include "sim/sweep/sweep_table.hpp"
 #include "sweep_fixture.hpp"
 
@@ -156,4 +157,35 @@ TEST_CASE("progress line: bar, count, rate, time left") {
   CHECK(sweep::format_progress(0, 10, 0.0, 4) == "[....]  0/10  0.0 plans/s  ETA --");
   // 1 of 100 after 2 s: 99 left at 0.5/s = 198 s = 3 min 18 s.
   CHECK(sweep::format_progress(1, 100, 2.0, 2) == "[..]  1/100  0.5 plans/s  ETA 3 min 18 s");
+}
+
+TEST_CASE("with the real simulate: two threads and two shards give the single-thread outcome") {
+  // The small GPT on 4 GPUs, narrowed to tp, pp ∈ {1, 2}, mb 2, 1f1b, no recompute, ZeRO 0 and 1:
+  // (1,1,4) 2 z + (1,2,2) 2 z + (2,1,2) 2 z × 2 sp + (2,2,1) 1 z × 2 sp = 10 plans.
+  const auto sc = sweep_test::small_scenario();
+  sweep::SweepSpace space;
+  space.tp = {1, 2};
+  space.pp = {1, 2};
+  space.zero_stage = {0, 1};
+  space.micro_batch = {2};
+  space.schedule = {plan::ScheduleKind::one_f_one_b};
+  space.recompute = {plan::Recompute::none};
+  const auto plans = sweep::enumerate_plans(sc, space);
+  REQUIRE(plans.size() == 10);
+  auto simulate = [](const plan::Scenario& s, const plan::Strategy& st) { return plan::simulate(s, st); };
+  const SweepOutcome single = sweep::run_sweep(sc, plans, {}, simulate);
+  CHECK(single.results.size() == 10);
+  RunOptions two;
+  two.threads = 2;
+  CHECK(sweep_test::json_of(sweep::run_sweep(sc, plans, two, simulate)) == sweep_test::json_of(single));
+  std::vector<SweepOutcome> parts;
+  for (int k : {1, 2}) {
+    RunOptions shard;
+    shard.threads = 2;
+    shard.shard = {k, 2};
+    parts.push_back(sweep::run_sweep(sc, plans, shard, simulate));
+  }
+  const SweepOutcome merged = sweep::merge_outcomes(parts, {"1.json", "2.json"});
+  CHECK(sweep::format_ranking(merged, 10) == sweep::format_ranking(single, 10));
+  CHECK(sweep::format_counts(merged) == sweep::format_counts(single));
 }
