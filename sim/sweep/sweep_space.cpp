@@ -77,7 +77,8 @@ class Enumerator {
   std::vector<Candidate> run() {
     const int gpus = sc_.cluster.gpu_count();
     const int per_server = sc_.cluster.gpus_per_server > 0 ? sc_.cluster.gpus_per_server : gpus;
-    for (int tp : or_default(space_.tp, divisors(std::min(per_server, gpus))))
+    const int tp_limit = space_.allow_tp_across_servers ? gpus : std::min(per_server, gpus);
+    for (int tp : or_default(space_.tp, divisors(tp_limit)))
       for (int pp : or_default(space_.pp, divisors(gpus / tp))) layout(tp, pp, gpus);
     return std::move(out_);
   }
@@ -85,6 +86,7 @@ class Enumerator {
  private:
   void layout(int tp, int pp, int gpus) {
     Strategy s;
+    s.allow_tp_across_servers = space_.allow_tp_across_servers;
     s.tp = tp;
     s.pp = pp;
     if (tp < 1 || pp < 1 || gpus % (tp * pp) != 0) return add(s);  // one invalid entry per bad layout

@@ -2,7 +2,8 @@
 // schedule (× v) × recompute × sequence_parallel, dp following from the GPU count. A SweepSpace
 // narrows each field (a scenario's `sweep:` section, sweep_yaml.hpp); an empty list means "every
 // sensible value", which is:
-//   tp, pp        divisors of the GPU count (tp·pp must divide it; dp = GPUs / (tp·pp))
+//   tp            divisors of the GPUs per server (of all GPUs with allow_tp_across_servers)
+//   pp            divisors of GPUs / tp (dp = GPUs / (tp·pp))
 //   zero_stage    0–3 with pp = 1, 0–1 with pp > 1 (DeepSpeed has no ZeRO-2/3 with pipelines);
 //                 only 0 when dp = 1 (there is nothing to shard over)
 //   micro_batch   powers of two up to max_micro_batch while micro_batch·dp divides the global
@@ -38,6 +39,7 @@ struct SweepSpace {
   std::vector<plan::Recompute> recompute;
   std::vector<bool> sequence_parallel;
   int max_micro_batch = kDefaultMaxMicroBatch;  ///< cap when micro_batch is not listed
+  bool allow_tp_across_servers = false;         ///< try TP groups that span servers too
 };
 
 struct Candidate {

@@ -47,7 +47,7 @@ SweepSpace read_sweep_space(const Field& f) {
   SweepSpace s;
   if (f.is_null()) return s;
   f.check_keys({"tp", "pp", "zero_stage", "micro_batch", "max_micro_batch", "schedule", "v", "recompute",
-                "sequence_parallel"});
+                "sequence_parallel", "allow_tp_across_servers"});
   constexpr std::int64_t kMax = 1 << 20;
   if (auto x = f.optional("tp")) s.tp = read_list(*x, int_from(1, kMax));
   if (auto x = f.optional("pp")) s.pp = read_list(*x, int_from(1, kMax));
@@ -59,6 +59,7 @@ SweepSpace read_sweep_space(const Field& f) {
   if (auto x = f.optional("recompute")) s.recompute = read_list<plan::Recompute>(*x, read_recompute);
   if (auto x = f.optional("sequence_parallel"))
     s.sequence_parallel = read_list<bool>(*x, [](const Field& item) { return item.as_bool(); });
+  if (auto x = f.optional("allow_tp_across_servers")) s.allow_tp_across_servers = x->as_bool();
   return s;
 }
 

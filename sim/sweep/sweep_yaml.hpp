@@ -11,6 +11,7 @@
 //     v: [2]
 //     recompute: [none, selective]
 //     sequence_parallel: [true]
+//     allow_tp_across_servers: true   # also TP groups spanning servers (default: within one)
 #pragma once
 
 #include <string>

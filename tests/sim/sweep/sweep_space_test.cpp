@@ -95,3 +95,22 @@ TEST_CASE("sweep section errors point at the key") {
         "test.yaml:5:22: sweep.zero_stage[0]: expected an integer from 0 to 3, found '4'");
   CHECK(error_of("sweep: {tp: []}") == "test.yaml:5:13: sweep.tp: expected at least one value, found an empty list");
 }
+
+TEST_CASE("TP stays inside a server unless the sweep section allows otherwise") {
+  // 2 servers of 4 GPUs. Default tp ∈ {1, 2, 4} (divisors of the 4 GPUs per server); with
+  // allow_tp_across_servers, tp 8 (a TP group over both servers) is tried and valid too.
+  const std::string two_servers = R"(name: two
+hardware: {preset: dgx-a100, nodes: 2, gpus: 4}
+model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
+training: {seq_len: 1024, global_batch: 8}
+)";
+  auto tps = [&](const std::string& section) {
+    const auto doc = config::YamlDocument::load_string(two_servers + section + "\n", "two.yaml");
+    std::set<int> out;
+    for (const auto& c : enumerate_plans(plan::read_scenario(doc), sweep::read_scenario_sweep(doc)))
+      if (c.valid) out.insert(c.strategy.tp);
+    return out;
+  };
+  CHECK(tps("sweep: {pp: [1]}") == std::set<int>{1, 2, 4});
+  CHECK(tps("sweep: {pp: [1], allow_tp_across_servers: true}") == std::set<int>{1, 2, 4, 8});
+}
