@@ -22,7 +22,26 @@ constexpr double kAdamBytesPerParam = 28;
 struct Bucket {
   std::int64_t bytes = 0;
   int trigger_layer = 0;  // stage-local layer index whose gradient completes it
+  int count = 1;          // DDP buckets merged into this one (see merge_same_trigger)
 };
+
+// Buckets completed by the same layer start together and run back to back on the DP stream, so
+// they are issued as one collective of their summed size, preceded on the stream by the launch
+// latencies of the calls it stands for (count − 1 of them). A 175B model's 14,000 buckets of
+// 25 MB become ~100 collectives; the bandwidth term is the same, only NCCL's per-call pipeline
+// start is approximated.
+std::vector<Bucket> merge_same_trigger(const std::vector<Bucket>& in) {
+  std::vector<Bucket> out;
+  for (const Bucket& b : in) {
+    if (!out.empty() && out.back().trigger_layer == b.trigger_layer) {
+      out.back().bytes += b.bytes;
+      ++out.back().count;
+    } else {
+      out.push_back(b);
+    }
+  }
+  return out;
+}
 
 // Buckets of one stage, backward order: chunks last to first, layers last to first.
 std::vector<Bucket> stage_buckets(const Build& b, int stage) {
@@ -42,13 +61,19 @@ std::vector<Bucket> stage_buckets(const Build& b, int stage) {
       }
       acc += bytes;
       while (acc >= cap) {
-        out.push_back({cap, base[c] + i});
+        out.push_back({cap, base[c] + i, 1});
         acc -= cap;
       }
-      if (i == 0 && acc > 0) out.push_back({acc, base[c] + i});
+      if (i == 0 && acc > 0) out.push_back({acc, base[c] + i, 1});
     }
   }
-  return out;
+  return merge_same_trigger(out);
+}
+
+std::optional<core::TaskId> launch_latencies(Build& b, int local, int calls) {
+  const core::Duration d{calls * b.sc.cluster.comm.launch_latency_ps};
+  if (b.opt.hooks.comm_bytes_per_s || d.ps <= 0) return std::nullopt;  // the test hook has no latency
+  return b.engine.add_delay(d, b.stream(local, Slot::dp));
 }
 
 std::vector<std::vector<int>> dp_groups_of_stage(const Build& b, int stage) {
@@ -61,19 +86,21 @@ std::vector<std::vector<int>> dp_groups_of_stage(const Build& b, int stage) {
 
 void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets, comm::Op op,
                         const std::vector<core::TaskId>* after) {
+  auto trigger = [&](int r, const Bucket& bucket) {
+    if (after) return (*after)[r];
+    return b.st.dp_overlap ? b.grad_ready[r][bucket.trigger_layer] : b.backward_end[r];
+  };
   for (const auto& locals : dp_groups_of_stage(b, stage)) {
     const auto group = b.grid.dp_group(b.global_of[locals.front()]);
     for (const Bucket& bucket : buckets) {
       std::vector<core::StreamId> streams;
-      for (int r : locals) streams.push_back(b.stream(r, Slot::dp));
+      for (int r : locals) {
+        streams.push_back(b.stream(r, Slot::dp));
+        if (auto delay = launch_latencies(b, r, bucket.count - 1)) b.depend(trigger(r, bucket), *delay);
+      }
       auto members = b.collectives.add(CommClass::dp, op, group, bucket.bytes, streams, stage);
       b.record_members(members, locals, CommClass::dp, op, bucket.bytes, -1, -1, 0, Slot::dp);
-      for (std::size_t k = 0; k < locals.size(); ++k) {
-        const int r = locals[k];
-        if (after) b.depend((*after)[r], members[k]);
-        else if (b.st.dp_overlap) b.depend(b.grad_ready[r][bucket.trigger_layer], members[k]);
-        else b.depend(b.backward_end[r], members[k]);
-      }
+      for (std::size_t k = 0; k < locals.size(); ++k) b.depend(trigger(locals[k], bucket), members[k]);
     }
   }
 }
