@@ -11,6 +11,8 @@ int run_collective(const Args& args);
 int run_topo(const Args& args);
 int run_bubble(const Args& args);
 int run_validate(const Args& args);
+int run_sweep(const Args& args);
+int run_advise(const Args& args);
 
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> kCommands{
@@ -22,6 +24,8 @@ const std::vector<Command>& all_commands() {
       {"topo", "show a hardware topology, or import nvidia-smi topo -m", run_topo},
       {"bubble", "the pipeline bubble, simulated and drawn, beside the textbook formula", run_bubble},
       {"validate", "simulate published training runs and compare with their measured figures", run_validate},
+      {"sweep", "try every sensible parallel plan of a scenario and rank those that fit", run_sweep},
+      {"advise", "which plan to run on this box, by how much it wins, and why", run_advise},
   };
   return kCommands;
 }

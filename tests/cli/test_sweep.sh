@@ -1,0 +1,85 @@
+# stepsim sweep / advise end to end: counts, threads and shards give the single-thread answer
+# (stdout and CSV byte for byte), merge errors, the sweep: section's errors, Ctrl-C, advise JSON.
+. "$SOURCE_DIR/tests/cli/lib.sh"
+
+# A small GPT on 4 GPUs of a DGX A100, narrowed to 2 x 2 layouts x ... so the test stays fast.
+cat >"$WORK_DIR/small.yaml" <<'YAML'
+name: small sweep
+hardware: {preset: dgx-a100, gpus: 4}
+model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
+training: {seq_len: 1024, global_batch: 16}
+sweep: {tp: [1, 2], pp: [1, 2], micro_batch: [1, 4], schedule: [1f1b, interleaved], recompute: [none, selective]}
+YAML
+# Plans, derived as in tests/sim/sweep/sweep_space_test.cpp (m = 16 / (mb·dp), interleaved needs
+# m % pp == 0, which holds everywhere here):
+#   (1,1,4): z0-3 × mb 2 × rc 2 = 16;  (1,2,2): z0-1 × 2 × (1f1b, v2, v4) × 2 = 24
+#   (2,1,2): 4 × 2 × 2 × sp 2 = 32;    (2,2,1): z0 × 2 × 3 × 2 × 2 = 24.   Total 96, none invalid.
+run_stepsim sweep "$WORK_DIR/small.yaml" --threads 1 --top 3 --csv "$WORK_DIR/one.csv" --json "$WORK_DIR/one.json"
+expect_status 0 "a sweep on one thread"
+single="$out"
+expect_stdout_contains "96 plans tried: 0 invalid, 96 simulated (" "counts line"
+expect_stdout_contains $'\n1  tp' "the ranking starts at 1"
+checks=$((checks + 1))
+[ "$(grep -c '' "$WORK_DIR/one.csv")" -eq 97 ] || fail "CSV: a header and 96 rows"
+
+run_stepsim sweep "$WORK_DIR/small.yaml" --threads 3 --top 3 --csv "$WORK_DIR/three.csv"
+expect_status 0 "a sweep on three threads"
+checks=$((checks + 1))
+[ "$out" = "$single" ] || fail "three threads print what one thread prints"
+checks=$((checks + 1))
+cmp -s "$WORK_DIR/one.csv" "$WORK_DIR/three.csv" || fail "three threads write the CSV of one thread"
+
+for k in 1 2 3; do
+  run_stepsim sweep "$WORK_DIR/small.yaml" --threads 2 --shard "$k/3" --json "$WORK_DIR/shard$k.json"
+  expect_status 0 "shard $k/3"
+done
+expect_stdout_contains "32 plans tried (shard 3 of 3)" "a shard says which slice it ran"
+run_stepsim sweep --merge "$WORK_DIR/shard2.json" "$WORK_DIR/shard3.json" "$WORK_DIR/shard1.json" --top 3 --csv "$WORK_DIR/merged.csv"
+expect_status 0 "merge of three shards"
+checks=$((checks + 1))
+[ "$out" = "$single" ] || fail "merged shards print what one thread prints: $out"
+checks=$((checks + 1))
+cmp -s "$WORK_DIR/one.csv" "$WORK_DIR/merged.csv" || fail "merged shards write the CSV of one thread"
+
+run_stepsim sweep --merge "$WORK_DIR/shard1.json" "$WORK_DIR/shard1.json"
+expect_status 2 "the same shard twice"
+expect_stderr "$WORK_DIR/shard1.json: shard 1/3 was already given; merge each shard once" "shard given twice"
+
+run_stepsim sweep --merge "$WORK_DIR/one.json" "$WORK_DIR/shard1.json"
+expect_status 2 "shards of different splits"
+expect_stderr "$WORK_DIR/shard1.json: it is a slice of 3, a different number of shards than $WORK_DIR/one.json; merge only shards of one sweep" "different shard counts"
+
+head -4 "$WORK_DIR/small.yaml" >"$WORK_DIR/typo.yaml"
+echo 'sweep: {tp: [1], zero_stge: [0]}' >>"$WORK_DIR/typo.yaml"
+run_stepsim sweep "$WORK_DIR/typo.yaml"
+expect_status 2 "an unknown key in sweep:"
+expect_stderr "$WORK_DIR/typo.yaml:5:18: sweep: unknown key 'zero_stge'; did you mean 'zero_stage'?" "unknown sweep key message"
+
+run_stepsim sweep "$WORK_DIR/small.yaml" --shard 4/3
+expect_status 2 "a bad shard"
+expect_stderr "--shard: expected K/N with 1 <= K <= N, found '4/3'" "bad shard message"
+
+# Ctrl-C: the full default sweep of Llama-2 7B on a DGX A100 takes far longer than one second.
+"$STEPSIM" sweep "$SOURCE_DIR/scenarios/sweep_llama2_7b_dgx_a100.yaml" --threads 1 --top 3 >"$WORK_DIR/int.out" 2>"$WORK_DIR/int.err" &
+pid=$!
+sleep 2
+kill -INT "$pid"
+wait "$pid" && status=0 || status=$?
+err=$(cat "$WORK_DIR/int.err")
+expect_status 130 "Ctrl-C exits 130"
+out=$(cat "$WORK_DIR/int.out")
+expect_stdout_contains "interrupted: the ranking covers the plans finished so far" "Ctrl-C prints the ranking so far"
+expect_stdout_contains "not run" "Ctrl-C says how many plans were not run"
+
+run_stepsim advise --hardware a100-pcie --gpus 2 --model zb-1.5b --seq 1024 --global-batch 8 --json
+expect_status 0 "advise --json"
+expect_stdout_contains '{"best":{"name":"tp1-pp1-dp2-' "advise JSON starts with the best plan"
+expect_stdout_contains '"best_zero3":{' "advise JSON has the best ZeRO plan"
+expect_stdout_contains '"best_3d":{"name":"tp1-pp2-' "advise JSON: on 2 GPUs the best plan with tp or pp > 1 stands in for 3D"
+expect_stdout_contains '"tried":' "advise JSON has the counts"
+
+run_stepsim advise --hardware a100-pcie --gpus 2 --model zb-1.5b --seq 1024 --global-batch 8
+expect_status 0 "advise in words"
+expect_stdout_contains "Use tp" "advise names a plan"
+expect_stdout_contains "What would change the answer:" "advise says what would change it"
+finish
