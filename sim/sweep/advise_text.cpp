@@ -58,9 +58,25 @@ std::string where_time_goes(const StepResult& r) {
          " GiB activations, " + report::fixed(gib(m.gathered_parameters + m.buffers), 1) + " GiB buffers";
 }
 
-std::string why(const char* role, const StepResult* r) {
+// The same plan with twice the micro-batch, if the sweep simulated it.
+const StepResult* bigger_micro_batch(const SweepOutcome& o, const StepResult& r) {
+  for (const PlanResult& p : o.results) {
+    const StepResult& x = p.result;
+    if (x.micro_batch == 2 * r.micro_batch && x.tp == r.tp && x.pp == r.pp && x.dp == r.dp &&
+        x.zero_stage == r.zero_stage && x.schedule == r.schedule && x.v == r.v && x.recompute == r.recompute &&
+        x.sequence_parallel == r.sequence_parallel)
+      return &x;
+  }
+  return nullptr;
+}
+
+std::string why(const char* role, const StepResult* r, const SweepOutcome& o) {
   if (!r) return "";
-  return "  " + r->name + " (" + role + ") " + where_time_goes(*r) + ".\n";
+  std::string s = "  " + r->name + " (" + role + ") " + where_time_goes(*r);
+  if (const StepResult* big = bigger_micro_batch(o, *r); big && !big->fits)
+    s += "; with micro-batch " + std::to_string(big->micro_batch) + " it would need " +
+         report::fixed(gib(big->peak_memory_bytes), 1) + " GiB and not fit";
+  return s + ".\n";
 }
 
 // What removing the plan's largest loss would do to the ranking.
@@ -126,9 +142,9 @@ std::string advise_text(const plan::Scenario& sc, const SweepOutcome& o, const A
   const char* family_3d = a.best_3d_uses_both ? "3D plan (tp > 1 and pp > 1)" : "plan with tp > 1 or pp > 1";
   out += "Use " + best.name + ": " + headline(best) + ".\n";
   out += versus("plain data-parallel / ZeRO plan (tp = pp = 1)", best, at(a.best_zero3));
-  out += versus(family_3d, best, at(a.best_3d)) + "\nWhy:\n" + why("the winner", &best);
-  if (at(a.best_zero3) && at(a.best_zero3) != &best) out += why("best DP/ZeRO", at(a.best_zero3));
-  if (at(a.best_3d) && at(a.best_3d) != &best) out += why("best 3D", at(a.best_3d));
+  out += versus(family_3d, best, at(a.best_3d)) + "\nWhy:\n" + why("the winner", &best, o);
+  if (at(a.best_zero3) && at(a.best_zero3) != &best) out += why("best DP/ZeRO", at(a.best_zero3), o);
+  if (at(a.best_3d) && at(a.best_3d) != &best) out += why("best 3D", at(a.best_3d), o);
   out += "\nWhat would change the answer:\n";
   for (const StepResult* r : {at(a.best_zero3), at(a.best_3d)})
     if (r && r != &best) out += largest_loss(*r, best, link);

@@ -104,3 +104,15 @@ TEST_CASE("advise JSON: best, best_zero3, best_3d, tried, fits") {
   CHECK(json.find("\n\"best_3d\":{\"name\":\"tp2-pp2\",") != std::string::npos);
   CHECK(json.find("\"tried\":5,\"fits\":3}\n") != std::string::npos);
 }
+
+TEST_CASE("advise says when twice the micro-batch would not fit") {
+  // The winner runs micro-batch 1; the sweep also simulated it with micro-batch 2 at 90 GiB of 80.
+  const auto sc = sweep_test::small_scenario();
+  auto o = four_plans();
+  plan::StepResult big = result("zero3-mb2", 1, 1, 1100, false);
+  big.micro_batch = 2;
+  big.peak_memory_bytes = std::int64_t{90} << 30;
+  o.results.push_back({4, big});
+  const std::string text = sweep::advise_text(sc, o, sweep::choose_plans(o), {});
+  CHECK(text.find("GiB buffers; with micro-batch 2 it would need 90.0 GiB and not fit.\n") != std::string::npos);
+}
