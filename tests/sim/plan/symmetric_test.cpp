@@ -9,11 +9,11 @@ using namespace stepsim::plan;
 
 namespace {
 
-void check_same(const std::string& strategy, double tolerance = 0.005) {
+void check_same(const std::string& strategy, double tolerance = 0.005, int nodes = 2, int global_batch = 32) {
   auto sc = plan_test::scenario(R"(name: sym
-hardware: {preset: dgx-a100, nodes: 2}
-model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
-training: {seq_len: 1024, global_batch: 32}
+hardware: {preset: dgx-a100, nodes: )" + std::to_string(nodes) + R"(}
+model: {name: small-gpt, layers: 12, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
+training: {seq_len: 1024, global_batch: )" + std::to_string(global_batch) + R"(}
 strategies:
   - )" + strategy + "\n");
   SimOptions full, sym;
@@ -41,6 +41,12 @@ TEST_CASE("symmetric equals full: DP across both servers with ZeRO-1 and interle
 
 TEST_CASE("symmetric equals full: two concurrent DP groups across both servers share the NICs") {
   check_same("{name: d, tp: 2, dp: 8, micro_batch: 1, dp_bucket_size: 10MB}");
+}
+
+TEST_CASE("symmetric equals full above 64 GPUs, where passes are fused and one TP rank per stage stands for all") {
+  // 9 servers, 72 GPUs: tp 8 (one server), pp 3, dp 3 across servers; global batch 36 -> m = 12
+  // (a multiple of pp for interleaving).
+  check_same("{name: e, tp: 8, pp: 3, dp: 3, schedule: interleaved, v: 2, sequence_parallel: true}", 0.005, 9, 36);
 }
 
 TEST_CASE("symmetric differs from full where DP collectives overlap each other: ZeRO-3") {
