@@ -3,7 +3,8 @@
 //   in backward order (last layer first); with dp_overlap a bucket's reduce starts when the last
 //   layer filling it has finished its last microbatch's weight gradient, else all start after
 //   backward. ZeRO-0 all-reduces; ZeRO-1/2 (and Megatron's distributed optimizer) reduce-scatter
-//   and all-gather the updated parameters after the step, bucket by bucket.
+//   and all-gather the updated parameters after the step, bucket by bucket. ZeRO-2 also
+//   reduce-scatters after every earlier microbatch (task_builder_layers.cpp, end_backward).
 // - Tied embeddings under PP: the first and last stage all-reduce the embedding gradient
 //   (Megatron-LM finalize_model_grads) before the step.
 // - The optimizer step: fused Adam reads gradient (2 B) and fp32 master, m, v (12 B) and writes

@@ -122,6 +122,15 @@ class StageEmitter {
   }
 
   void end_backward() {
+    if (b_.st.effective_zero_stage() == 2 && b_.grid.dp() > 1 && index_ != last_pass_of_chunk(pass_.chunk)) {
+      // ZeRO-2 (DeepSpeed) reduce-scatters gradients at every micro-step, not only the last: one
+      // collective of the chunk's gradients after each earlier backward (the last microbatch's go
+      // out in buckets, task_builder_dp.cpp).
+      std::int64_t params = layer_count() * b_.layer.params;
+      if (first_vstage()) params += b_.embedding.params;
+      if (last_vstage()) params += b_.logits.params;
+      dp_collective(CommClass::dp, comm::Op::reduce_scatter, 2 * params, -1);
+    }
     for (int r : all_) {
       b_.mem.push_back({tail_[r], false, r, -stored_bytes(), MemKind::activations});
       if (index_ == final_backward_) b_.backward_end[r] = tail_[r];
