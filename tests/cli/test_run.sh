@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# stepsim run: the table, --strategy, --set, --json and the exit code of an invalid plan.
+. "$SOURCE_DIR/tests/cli/lib.sh"
+scenario="$SOURCE_DIR/tests/sim/plan/data/small_faults.yaml"
+
+run_stepsim run "$scenario"
+expect_status 0 "run both strategies"
+expect_stdout_contains "tp8" "the table names the first strategy"
+expect_stdout_contains "dp8" "the table names the second strategy"
+
+run_stepsim run "$scenario" --strategy dp8 --set training.global_batch=32 --json -
+expect_status 0 "--json - with --strategy and --set"
+expect_stdout_contains '{"scenario":"faults","results":[' "JSON starts with the scenario"
+expect_stdout_contains '"name":"dp8"' "only the chosen strategy"
+expect_stdout_contains '"exposed_comm_s":{"tp":' "exposed communication by class"
+expect_stdout_contains '"fits":true' "fits"
+
+run_stepsim run "$scenario" --set strategies[0].tp=3
+expect_status 2 "an invalid plan is bad input"
+expect_stderr "$scenario:7:21: strategies[0].tp: tp·pp = 3 does not divide the 8 GPUs of dgx-a100" "the error names the field"
+
+run_stepsim run "$scenario" --strategy nope
+expect_status 2 "an unknown strategy is a usage error"
+
+finish
