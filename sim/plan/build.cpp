@@ -113,7 +113,7 @@ core::TaskId Build::compute(int local, std::int64_t ps, TaskCategory cat, int la
   const double slow = slowdown[local];
   const std::int64_t d = slow == 1.0 ? ps : static_cast<std::int64_t>(std::llround(static_cast<double>(ps) * slow));
   const core::TaskId id = engine.add_compute(stream(local, Slot::compute), core::Duration{d});
-  meta.push_back({id, local, layer, mb, 0, cat, Slot::compute, static_cast<std::int8_t>(chunk), false, 0});
+  meta.push_back({id, local, layer, mb, 0, cat, Slot::compute, static_cast<std::int8_t>(chunk), false, 0, -1});
   return id;
 }
 
@@ -121,7 +121,7 @@ void Build::record_members(const std::vector<core::TaskId>& members, const std::
                            comm::Op op, std::int64_t bytes, int layer, int mb, int chunk, Slot slot) {
   for (std::size_t k = 0; k < members.size(); ++k) {
     meta.push_back({members[k], locals[k], layer, mb, bytes, category_of(cls), slot, static_cast<std::int8_t>(chunk),
-                    true, static_cast<std::int8_t>(op)});
+                    true, static_cast<std::int8_t>(op), -1});
     if (slot == Slot::dp) last_on_dp[locals[k]] = members[k];
   }
 }

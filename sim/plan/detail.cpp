@@ -31,6 +31,7 @@ void fill_tasks(const Build& b, StepResult& r) {
     t.end_ps = b.engine.finish_of(m.id).ps;
     t.sync_wait_ps = m.member ? b.engine.sync_wait(m.id).ps : 0;
     t.bytes = static_cast<double>(m.bytes);
+    t.peer_rank = m.peer;
     const std::uint64_t key = static_cast<std::uint64_t>(m.rank) * 16 + static_cast<std::uint64_t>(m.slot);
     if (auto it = last_on_stream.find(key); it != last_on_stream.end()) t.deps.push_back(it->second);
     const auto me = static_cast<std::uint32_t>(r.tasks.size());

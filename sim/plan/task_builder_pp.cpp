@@ -34,7 +34,7 @@ class PassIndex {
   std::vector<std::size_t> index_;
 };
 
-void send_channel(Build& b, const std::vector<Message>& msgs, Slot send, Slot recv, TaskCategory cat) {
+void send_channel(Build& b, const std::vector<Message>& msgs, Slot send, Slot recv) {
   std::size_t last_recv = 0;
   for (std::size_t i = 0; i < msgs.size(); ++i) {
     const Message& m = msgs[i];
@@ -52,9 +52,10 @@ void send_channel(Build& b, const std::vector<Message>& msgs, Slot send, Slot re
     const int layer = -1;
     b.record_members({members[0]}, {m.sender}, CommClass::pp, comm::Op::send_recv, b.pp_bytes, layer, m.microbatch,
                      m.chunk, send);
+    b.meta.back().peer = group[1];
     b.record_members({members[1]}, {m.receiver}, CommClass::pp, comm::Op::send_recv, b.pp_bytes, layer, m.microbatch,
                      m.chunk, recv);
-    (void)cat;
+    b.meta.back().peer = group[0];
   }
 }
 
@@ -82,8 +83,8 @@ void stage_channels(Build& b, int stage, const std::vector<PassIndex>& index) {
                             pass.microbatch, chunk});
       }
     }
-    send_channel(b, forward, Slot::send_next, Slot::recv_prev, TaskCategory::pp_comm);
-    send_channel(b, backward, Slot::send_prev, Slot::recv_next, TaskCategory::pp_comm);
+    send_channel(b, forward, Slot::send_next, Slot::recv_prev);
+    send_channel(b, backward, Slot::send_prev, Slot::recv_next);
   }
 }
 

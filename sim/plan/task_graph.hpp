@@ -46,6 +46,7 @@ struct TaskMeta {
   std::int8_t chunk = 0;
   bool member = false;          ///< a collective member: has a sync wait
   std::int8_t op = 0;           ///< comm::Op for members, else 0
+  std::int32_t peer = -1;       ///< PP send/recv: the other end's global rank
 };
 
 /// +bytes or −bytes on a rank when a task starts or finishes.
