@@ -68,6 +68,7 @@ void add_ranks(Build& b) {
   const std::size_t n = b.global_of.size();
   b.passes.resize(n);
   b.executed_flops.assign(n, 0.0);
+  b.recompute_flops.assign(n, 0.0);
   b.backward_end.assign(n, core::TaskId{});
   b.last_on_dp.assign(n, std::nullopt);
   b.grad_ready.resize(n);

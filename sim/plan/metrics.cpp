@@ -102,7 +102,13 @@ void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
   executed *= static_cast<double>(b.grid.size()) / n;
   r.tflops_per_gpu = model_flops / step / gpus / 1e12;
   r.mfu = model_flops / (step * gpus * peak);
-  r.hfu = executed / (step * gpus * peak);
+  double recomputed = 0;
+  for (double f : b.recompute_flops) recomputed += f;
+  recomputed *= static_cast<double>(b.grid.size()) / n;
+  // HFU in MFU's FLOP convention (full s² attention), scaled by the share of executed work that
+  // recomputes, so HFU >= MFU always; counting the causal half that FlashAttention executes against
+  // MFU's full count would put HFU below MFU with no recompute at all.
+  r.hfu = executed > recomputed ? r.mfu * executed / (executed - recomputed) : r.mfu;
   double idle = 0, stall = 0;
   std::array<double, 4> exposed{};
   for (std::size_t k = 0; k < t.idle_ps.size(); ++k) {

@@ -13,7 +13,8 @@
 //   communication is moving data, divided by the step time. With free communication and uniform
 //   stages it is the textbook (p−1)/(m+p−1) (tests/sim/plan/simulate_bubble_test.cpp).
 // - MFU: model FLOPs (models::model_flops_per_token: 6N + attention, no recompute) per second per
-//   GPU over the dtype's peak; HFU: the FLOPs the simulated tasks executed (recompute included).
+//   GPU over the dtype's peak; HFU: MFU × executed / (executed − recomputed) FLOPs of the simulated
+//   tasks, i.e. recompute included in MFU's counting convention, so HFU ≥ MFU.
 //
 // Thread safety: each call owns its Engine and caches; no shared mutable state, so a sweep may
 // call simulate() from several threads.

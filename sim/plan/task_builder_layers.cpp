@@ -88,7 +88,10 @@ class StageEmitter {
       }
       if (first_vstage()) segments(b_.embedding.bwd, TaskCategory::backward_input, -1);
     }
-    for (int r : all_) b_.executed_flops[r] += flops;
+    for (int r : all_) {
+      b_.executed_flops[r] += flops;
+      b_.recompute_flops[r] += n * b_.layer.recompute_flops;
+    }
     if (!b_.schedule.splits_weight_gradient) end_backward();
   }
 

@@ -123,6 +123,7 @@ class Build {
   std::vector<MemEvent> mem;
   std::vector<std::pair<core::TaskId, core::TaskId>> dep_log;  ///< explicit deps (detail only)
   std::vector<double> executed_flops;               ///< per local rank
+  std::vector<double> recompute_flops;              ///< per local rank: the part of executed_flops that recomputes
   /// [local][layer index within the stage] -> the task after its last backward (weight gradient
   /// ready for the DP reduce); filled by build_stage_passes.
   std::vector<std::vector<core::TaskId>> grad_ready;
