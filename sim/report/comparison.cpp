@@ -38,7 +38,9 @@ std::string schedule_text(const plan::StepResult& r) {
 
 std::string fits_text(const plan::StepResult& r) {
   if (r.fits) return "yes";
-  return "NO, +" + gibibytes(static_cast<double>(r.peak_memory_bytes - r.memory_capacity_bytes));
+  // Short by: peak plus the plan's documented reserve (CUDA context, fragmentation) over capacity.
+  const auto needed = r.peak_memory_bytes + r.memory_at_peak.reserve - r.memory_capacity_bytes;
+  return "NO, short " + gibibytes(static_cast<double>(needed));
 }
 
 using Cell = std::string (*)(const plan::StepResult&);
