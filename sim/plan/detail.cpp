@@ -1,7 +1,13 @@
 // Per-rank facts for reports, and (when detail is asked for) one TaskRecord per compute task and
 // collective member, with the dependencies that shaped its start: the previous task on its stream
-// and the explicit cross-stream dependencies the builders added. Strings are built only here.
+// and the explicit cross-stream dependencies the builders added. Dependencies that pass through
+// tasks with no record (pass start/end markers, join markers, launch delays) are resolved to the
+// recorded tasks behind them, so a PP receive still leads its pass and a DP bucket still leads
+// back to the backward that produced its gradients. Members of one collective share a group id.
+// Strings are built only here.
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sim/plan/metrics.hpp"
 
@@ -14,11 +20,31 @@ const std::vector<std::string>& stream_names() {
   return kNames;
 }
 
+// Whether meta `b` continues the collective that meta `a` belongs to: record_members writes a
+// collective's members one after another with the same shape, and its members all arrive at the
+// same instant; a PP transfer is written as its send then its receive, naming each other.
+bool same_collective(const Build& b, const TaskMeta& a, const TaskMeta& c, const TaskRecord& ra,
+                     const TaskRecord& rc, const std::unordered_set<int>& ranks_in_group) {
+  if (!a.member || !c.member || a.category != c.category || a.op != c.op || a.bytes != c.bytes ||
+      a.layer != c.layer || a.microbatch != c.microbatch || a.chunk != c.chunk)
+    return false;
+  if (ra.start_ps + ra.sync_wait_ps != rc.start_ps + rc.sync_wait_ps) return false;
+  if (a.category == TaskCategory::pp_comm)
+    return a.slot != c.slot && a.peer == b.global_of[c.rank] && c.peer == b.global_of[a.rank] &&
+           ranks_in_group.size() == 1;
+  return a.slot == c.slot && ranks_in_group.count(c.rank) == 0;
+}
+
 void fill_tasks(const Build& b, StepResult& r) {
   std::unordered_map<std::uint32_t, std::uint32_t> index;
   std::unordered_map<std::uint64_t, std::uint32_t> last_on_stream;
+  // (engine id, record) of each local rank's compute-stream tasks, in stream (= creation) order.
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> compute_of(b.global_of.size());
   r.tasks.reserve(b.meta.size());
-  for (const TaskMeta& m : b.meta) {
+  int groups = 0;
+  std::unordered_set<int> ranks_in_group;
+  for (std::size_t k = 0; k < b.meta.size(); ++k) {
+    const TaskMeta& m = b.meta[k];
     TaskRecord t;
     t.rank = b.global_of[m.rank];
     t.stream = static_cast<int>(m.slot);
@@ -32,21 +58,87 @@ void fill_tasks(const Build& b, StepResult& r) {
     t.sync_wait_ps = m.member ? b.engine.sync_wait(m.id).ps : 0;
     t.bytes = static_cast<double>(m.bytes);
     t.peer_rank = m.peer;
+    if (m.member) {
+      if (k > 0 && same_collective(b, b.meta[k - 1], m, r.tasks.back(), t, ranks_in_group)) {
+        t.group = r.tasks.back().group;
+      } else {
+        t.group = groups++;
+        ranks_in_group.clear();
+      }
+      ranks_in_group.insert(m.rank);
+    }
     const std::uint64_t key = static_cast<std::uint64_t>(m.rank) * 16 + static_cast<std::uint64_t>(m.slot);
     if (auto it = last_on_stream.find(key); it != last_on_stream.end()) t.deps.push_back(it->second);
     const auto me = static_cast<std::uint32_t>(r.tasks.size());
     last_on_stream[key] = me;
     index[m.id.value] = me;
+    if (m.slot == Slot::compute) compute_of[m.rank].emplace_back(m.id.value, me);
     r.tasks.push_back(std::move(t));
   }
+
+  // Unrecorded tasks: their explicit predecessors, and for compute-stream markers the rank they
+  // sit on (their stream neighbours are then a predecessor and a successor too).
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> before_of;
+  for (const auto& [before, after] : b.dep_log)
+    if (!index.count(after.value)) before_of[after.value].push_back(before.value);
+  std::unordered_map<std::uint32_t, int> marker_rank;
+  auto note_marker = [&](core::TaskId id, int local) {
+    if (!index.count(id.value)) marker_rank.emplace(id.value, local);
+  };
+  for (std::size_t local = 0; local < b.passes.size(); ++local)
+    for (const PassTasks& p : b.passes[local]) note_marker(p.start, static_cast<int>(local)), note_marker(p.end, static_cast<int>(local));
+  for (std::size_t local = 0; local < b.grad_ready.size(); ++local)
+    for (core::TaskId id : b.grad_ready[local]) note_marker(id, static_cast<int>(local));
+  for (std::size_t local = 0; local < b.backward_end.size(); ++local) note_marker(b.backward_end[local], static_cast<int>(local));
+
+  // Recorded tasks an unrecorded one waited on, through any chain of unrecorded ones.
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> resolved;
+  auto resolve = [&](auto&& self, std::uint32_t id) -> const std::vector<std::uint32_t>& {
+    if (auto it = resolved.find(id); it != resolved.end()) return it->second;
+    std::vector<std::uint32_t> out;
+    resolved.emplace(id, out);  // a DAG has no cycles; this only guards against a malformed one
+    auto add = [&](std::uint32_t before) {
+      if (auto it = index.find(before); it != index.end()) {
+        out.push_back(it->second);
+      } else {
+        const auto& more = self(self, before);
+        out.insert(out.end(), more.begin(), more.end());
+      }
+    };
+    if (auto it = before_of.find(id); it != before_of.end())
+      for (std::uint32_t before : it->second) add(before);
+    if (auto it = marker_rank.find(id); it != marker_rank.end()) {
+      const auto& list = compute_of[static_cast<std::size_t>(it->second)];
+      auto pos = std::lower_bound(list.begin(), list.end(), std::pair<std::uint32_t, std::uint32_t>(id, 0));
+      if (pos != list.begin()) out.push_back(std::prev(pos)->second);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return resolved[id] = std::move(out);
+  };
+  auto add_deps = [&](std::uint32_t record, const std::vector<std::uint32_t>& deps) {
+    auto& list = r.tasks[record].deps;
+    for (std::uint32_t d : deps)
+      if (d != record && std::find(list.begin(), list.end(), d) == list.end()) list.push_back(d);
+  };
   for (const auto& [before, after] : b.dep_log) {
-    auto a = index.find(before.value), c = index.find(after.value);
-    if (a != index.end() && c != index.end()) r.tasks[c->second].deps.push_back(a->second);
+    auto c = index.find(after.value);
+    if (c == index.end()) continue;
+    if (auto a = index.find(before.value); a != index.end()) {
+      add_deps(c->second, {a->second});
+    } else {
+      add_deps(c->second, resolve(resolve, before.value));
+    }
+  }
+  // A compute-stream marker holds back the next recorded task on its stream.
+  for (const auto& [id, local] : marker_rank) {
+    const auto& list = compute_of[static_cast<std::size_t>(local)];
+    auto pos = std::upper_bound(list.begin(), list.end(), std::pair<std::uint32_t, std::uint32_t>(id, ~0u));
+    if (pos != list.end()) add_deps(pos->second, resolve(resolve, id));
   }
 }
 
 }  // namespace
-
 void fill_detail(const Build& b, const RankTimes& t, StepResult& r) {
   for (std::size_t k = 0; k < b.global_of.size(); ++k) {
     RankInfo& info = r.ranks[k];

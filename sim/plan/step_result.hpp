@@ -40,6 +40,7 @@ struct TaskRecord {
   double flops = 0;
   std::vector<std::uint32_t> deps;  ///< indices of tasks in StepResult::tasks it waited on
   int peer_rank = -1;         ///< for sends/recvs: the other end
+  int group = -1;             ///< collective members: same id for the members of one collective
 };
 
 struct MemorySample {

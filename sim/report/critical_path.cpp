@@ -56,12 +56,37 @@ std::vector<std::int64_t> stream_predecessors(const std::vector<plan::TaskRecord
   return pred;
 }
 
-// The predecessor that finished last; a tie keeps the stream predecessor, then the lower index.
+// The predecessor that finished last (only ones that finished by the task's start count, when
+// any did); a tie keeps the stream predecessor, then the lower index.
 std::int64_t binding_predecessor(const std::vector<plan::TaskRecord>& tasks, std::uint32_t t, std::int64_t stream_pred) {
   std::int64_t best = stream_pred;
+  auto better = [&](std::uint32_t d) {
+    if (best < 0) return true;
+    const auto& b = tasks[static_cast<std::size_t>(best)];
+    const bool d_before = tasks[d].end_ps <= tasks[t].start_ps, b_before = b.end_ps <= tasks[t].start_ps;
+    if (d_before != b_before) return d_before;
+    if (tasks[d].end_ps != b.end_ps) return tasks[d].end_ps > b.end_ps;
+    return best != stream_pred && d < best;
+  };
   for (const auto d : tasks[t].deps) {
     if (d >= tasks.size() || d == t) continue;
-    if (best < 0 || tasks[d].end_ps > tasks[static_cast<std::size_t>(best)].end_ps) best = d;
+    if (better(d)) best = d;
+  }
+  return best;
+}
+
+// For a collective member that waited for its peers: the member of its collective on another rank
+// that arrived last (started latest, after this one), or −1.
+std::int64_t last_arrival(const std::vector<plan::TaskRecord>& tasks,
+                          const std::map<int, std::vector<std::uint32_t>>& groups, std::uint32_t t) {
+  const auto& task = tasks[t];
+  if (task.group < 0 || task.sync_wait_ps <= 0) return -1;
+  const auto it = groups.find(task.group);
+  if (it == groups.end()) return -1;
+  std::int64_t best = -1;
+  for (const auto m : it->second) {
+    if (m == t || tasks[m].rank == task.rank || tasks[m].start_ps <= task.start_ps) continue;
+    if (best < 0 || tasks[m].start_ps > tasks[static_cast<std::size_t>(best)].start_ps) best = m;
   }
   return best;
 }
@@ -80,6 +105,9 @@ CriticalPath critical_path(const plan::StepResult& result) {
   CriticalPath path;
   if (tasks.empty()) return path;
   const auto stream_pred = stream_predecessors(tasks);
+  std::map<int, std::vector<std::uint32_t>> groups;
+  for (std::uint32_t i = 0; i < tasks.size(); ++i)
+    if (tasks[i].group >= 0) groups[tasks[i].group].push_back(i);
   std::map<std::string, std::int64_t> sums;
   std::set<std::uint32_t> visited;
   std::uint32_t t = last_finishing(tasks);
@@ -89,6 +117,18 @@ CriticalPath critical_path(const plan::StepResult& result) {
     visited.insert(t);
     const auto& task = tasks[t];
     const std::int64_t begin = std::min(task.start_ps, cursor);
+    // A member that waited for a later peer: its wait is that peer's path, so follow the peer
+    // from the moment the collective arrived (when the peer started) and book only the rest.
+    const std::int64_t late = last_arrival(tasks, groups, t);
+    if (late >= 0 && visited.count(static_cast<std::uint32_t>(late)) == 0) {
+      const std::int64_t arrival = std::clamp<std::int64_t>(tasks[static_cast<std::size_t>(late)].start_ps, begin, cursor);
+      if (cursor > arrival) sums[critical_path_label(task)] += cursor - arrival;
+      path.chain.push_back({t, 0});
+      cursor = arrival;
+      ++path.rank_changes;
+      t = static_cast<std::uint32_t>(late);
+      continue;
+    }
     const std::int64_t own = cursor - begin;
     const std::int64_t stall = std::clamp<std::int64_t>(task.sync_wait_ps, 0, own);
     if (stall > 0) sums[kSyncStall] += stall;

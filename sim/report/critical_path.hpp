@@ -3,10 +3,14 @@
 //
 // Walk (from the last-finishing task back to the step start at t = 0): a task's predecessor is,
 // among its dependencies (TaskRecord::deps) and the task before it on its own stream, the one that
-// finished last. Time between that predecessor's end and the task's start is "waiting"; time before
-// the first task of the chain is waiting too. A collective member's sync wait (TaskRecord::
-// sync_wait_ps) is counted as "sync stall", the rest of it as its communication class. The parts
-// therefore add up exactly to the end of the last task (critical_path_test.cpp checks this).
+// finished last by its start. Time between that predecessor's end and the task's start is
+// "waiting"; time before the first task of the chain is waiting too. A collective member that
+// waited for peers (TaskRecord::sync_wait_ps > 0, TaskRecord::group set) hands the walk to the
+// member of its collective on another rank that arrived last, at the moment it arrived: the wait
+// is that rank's path (a PP receive's sender, a DP bucket's slowest rank), and only the member's
+// time after arrival is booked as its communication class. Without such a peer (one simulated
+// member) the sync wait is booked as "sync stall". The parts therefore add up exactly to the end
+// of the last task (critical_path_test.cpp checks this).
 // Complexity: O(T log T) for T tasks. Input: a StepResult with its task timeline.
 #pragma once
 

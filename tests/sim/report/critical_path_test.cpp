@@ -115,3 +115,52 @@ TEST_CASE("an empty timeline has an empty critical path") {
   CHECK(path.total_ps == 0);
   CHECK(report::format_critical_path(path, plan::StepResult{}).find("0.0 ms") != std::string::npos);
 }
+
+TEST_CASE("the critical path follows a PP receive to its sender and a DP bucket to its last-arriving rank") {
+  // Regression: with tp > 1 and dp > 1 the walk stopped at a DP collective and booked everything
+  // before it as waiting; and pipelines never left stage 0, booking the bubble as waiting.
+  using C = plan::TaskCategory;
+  plan::StepResult r;
+  r.tasks = {
+      task(0, 0, C::forward, 0, 10),             // 0 F0: stage 0 forward (rank 0)
+      task(0, 1, C::pp_comm, 10, 12, {0}),       // 1 send F0's output to rank 1
+      task(1, 3, C::pp_comm, 10, 12, {0}),       // 2 recv on rank 1, posted when the data exists
+      task(1, 0, C::forward, 12, 22, {2}),       // 3 F1: stage 1 forward, waited for the recv
+      task(1, 0, C::backward_input, 22, 42),     // 4 B1: stage 1 backward
+      task(1, 2, C::dp_comm, 42, 50, {4}),       // 5 DP all-reduce member on rank 1 (arrives last)
+      task(2, 0, C::backward_input, 0, 25),      // 6 B on rank 2, the other DP replica of stage 1
+      task(2, 2, C::dp_comm, 25, 50, {6}),       // 7 DP member on rank 2: waits 17 us for rank 1
+      task(2, 0, C::optimizer, 50, 60, {7}),     // 8 optimizer on rank 2: the last task
+  };
+  r.tasks[1].group = r.tasks[2].group = 0;
+  r.tasks[5].group = r.tasks[7].group = 1;
+  r.tasks[7].sync_wait_ps = 17 * kUs;
+  r.tasks[1].peer_rank = 1, r.tasks[2].peer_rank = 0;
+  const auto path = report::critical_path(r);
+  // 8 (ends 60) <- 7 (dep, ends 50). 7 waited 17 us for its peer: the last-arriving member is 5
+  // (rank 1, started 42 = 7's arrival), so 7 books only 50 - 42 = 8 us of DP communication and the
+  // walk hops to 5 at 42. 5 <- 4 (dep, ends 42) <- 3 (stream predecessor, ends 22) <- 2 (dep: the
+  // recv, ends 12, beats nothing else) <- 0 (dep: F0 ends 10; the recv starts at 10, no wait).
+  // Chain 0, 2, 3, 4, 5, 7, 8 with 2 hops between ranks: F0 (rank 0) -> recv (rank 1) and
+  // 5 (rank 1) -> 7 (rank 2). Time: forward 10 + 10, PP 2, backward 20, DP 0 (5 is cut at
+  // 42, its start) + 8, optimizer 10 = 60, no waiting and no sync stall.
+  REQUIRE(path.chain.size() == 7);
+  const std::vector<std::uint32_t> expected{0, 2, 3, 4, 5, 7, 8};
+  for (std::size_t k = 0; k < expected.size(); ++k) CHECK(path.chain[k].task == expected[k]);
+  CHECK(path.rank_changes == 2);
+  CHECK(time_of(path, "forward mlp") == 20 * kUs);
+  CHECK(time_of(path, "PP send/recv") == 2 * kUs);
+  CHECK(time_of(path, "backward mlp") == 20 * kUs);
+  CHECK(time_of(path, "DP communication") == 8 * kUs);
+  CHECK(time_of(path, "optimizer step") == 10 * kUs);
+  CHECK(time_of(path, "waiting") == 0);
+  CHECK(time_of(path, "sync stall") == 0);
+  CHECK(sum_of(path) == 60 * kUs);
+
+  // Without the group (one simulated member) the same wait stays on rank 2 as sync stall.
+  r.tasks[5].group = r.tasks[7].group = -1;
+  const auto alone = report::critical_path(r);
+  CHECK(time_of(alone, "sync stall") == 17 * kUs);
+  CHECK(alone.chain.front().task == 6);
+  CHECK(sum_of(alone) == 60 * kUs);
+}
