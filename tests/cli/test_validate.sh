@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# stepsim validate on the shipped set of published runs (scenarios/validation/).
+# Issue 9's target is median |error| <= 5 % and max <= 15 % per source; not every source meets it
+# yet (see the README's validation table), so rows over their tolerance make validate exit 3 and
+# this test accepts that. What it guards: every shipped scenario runs, the JSON has the documented
+# structure, and no source's median |error| regresses past 12 % (the worst today is Zero Bubble's
+# 10.7 %). Runs only in the Release suite (tools/check skips it under the sanitizers: slow).
+. "$(dirname "$0")/lib.sh"
+
+run_stepsim validate "$SOURCE_DIR/scenarios/validation" --json --threads 2
+checks=$((checks + 1))
+[ "$status" -eq 0 ] || [ "$status" -eq 3 ] || fail "validate exited $status: $err"
+expect_stdout_contains '"rows":[' "JSON rows"
+expect_stdout_contains '"summary":{"median_abs_error":' "JSON summary"
+expect_stdout_contains '"source":"Narayanan et al. SC'"'"'21 Table 1"' "SC'21 rows present"
+expect_stdout_contains '"source":"MosaicML llm-foundry benchmarks (A100 80GB)"' "MosaicML rows present"
+
+rows=$(printf '%s' "$out" | grep -o '"name":' | wc -l)
+files=$(ls "$SOURCE_DIR"/scenarios/validation/*.yaml | wc -l)
+checks=$((checks + 1))
+[ "$rows" -eq "$files" ] || fail "validate printed $rows rows for $files scenario files"
+
+# Per-source medians, from the "sources" array.
+medians=$(printf '%s' "$out" | sed -n 's/.*"sources":\[//p' | grep -o '"median_abs_error":[0-9.e-]*' | cut -d: -f2)
+checks=$((checks + 1))
+[ -n "$medians" ] || fail "no per-source medians in the JSON"
+for m in $medians; do
+  checks=$((checks + 1))
+  awk -v m="$m" 'BEGIN { exit !(m <= 0.12) }' || fail "a source's median |error| regressed to $m (> 0.12)"
+done
+
+# The table form, on two fast rows: every source named, then an overall line.
+mkdir -p two
+cp "$SOURCE_DIR"/scenarios/validation/korthikanti-korthikanti-gpt-22b-full-recompute-on-8-gpus.yaml two/
+cp "$SOURCE_DIR"/scenarios/validation/zerobubble-zero-bubble-gpt-like-1-5b-1f1b-m-24.yaml two/
+run_stepsim validate two
+expect_status 0 "two rows within tolerance"
+expect_stdout_contains "median |error|" "table summary header"
+expect_stdout_contains "Korthikanti et al. MLSys23 Table 5" "per-source line"
+
+# Bad input: a directory with no scenarios.
+mkdir -p empty
+run_stepsim validate empty
+expect_status 2 "empty validation folder"
+expect_stderr "stepsim validate: no .yaml files in 'empty'" "empty folder message"
+
+finish
