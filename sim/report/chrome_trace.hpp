@@ -1,5 +1,5 @@
 // Chrome trace JSON (the "Trace Event Format") of one simulated step, for ui.perfetto.dev and
-// chrome://tracing. Layout (documented in sim/report/FORMATS.md, checked by chrome_trace_test.cpp):
+// chrome://tracing. Layout (documented in README.md (Result formats), checked by chrome_trace_test.cpp):
 // - one process per GPU (pid = rank), named "rank R: server S GPU G (tp T, pp P, dp D)";
 // - one thread per stream (tid = stream index), named by RankInfo::streams;
 // - a complete slice ("ph":"X") per task, ts/dur in microseconds (6 decimals = picoseconds),

@@ -1,5 +1,5 @@
 // Machine-readable results for scripts and sweeps: JSON (all strategies in one document) and CSV
-// (one row per strategy, header first). Layouts are documented in sim/report/FORMATS.md; a change
+// (one row per strategy, header first). Layouts are documented in README.md (Result formats); a change
 // there bumps kResultFormatVersion. Numbers are in base units (seconds, bytes, tokens/s, fractions).
 #pragma once
 
