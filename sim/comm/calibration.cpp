@@ -52,17 +52,26 @@ std::vector<double> simulate(const hw::Cluster& base, const hw::CommParams& para
   return us;
 }
 
-// Rows under 64 MiB count half: there NCCL switches to its LL/LL128 protocols, which this model
-// does not have (collective.hpp), so their latency cannot be matched together with the large rows.
+// The fit uses the rows of 64 MiB and more when the log has at least two: below that NCCL
+// switches to its LL/LL128 protocols and other algorithms, which this model does not have
+// (collective.hpp), so small rows cannot be matched together with the large ones, and training
+// traffic (gradient buckets, ZeRO shards) is large. The table still shows every row.
 constexpr std::int64_t kLargeRow = 64LL << 20;
 
-double worst_error(const NcclLog& log, const std::vector<double>& us) {
-  double worst = 0;
-  for (std::size_t i = 0; i < us.size(); ++i) {
-    const double weight = log.rows[i].size_bytes >= kLargeRow ? 1.0 : 0.5;
-    worst = std::max(worst, weight * std::abs(std::log(log.rows[i].time_us / us[i])));
-  }
-  return worst;
+NcclLog rows_to_fit(const NcclLog& log) {
+  NcclLog large = log;
+  large.rows.clear();
+  for (const auto& row : log.rows)
+    if (row.size_bytes >= kLargeRow) large.rows.push_back(row);
+  return large.rows.size() >= 2 ? large : log;
+}
+
+// Sum of squared log errors: smooth, so a coordinate search does not stall on the ridges a
+// largest-error objective has where two rows trade off.
+double squared_error(const NcclLog& log, const std::vector<double>& us) {
+  double sum = 0;
+  for (std::size_t i = 0; i < us.size(); ++i) sum += std::pow(std::log(log.rows[i].time_us / us[i]), 2);
+  return sum;
 }
 
 // The efficiency that matters for the largest size: the one whose 10 % change moves it most.
@@ -107,7 +116,9 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
   hw::CommParams start = cluster.comm;
   std::array<double, 3> x{bw.ref(start), static_cast<double>(cluster.comm.launch_latency_ps) * 1e-6,
                           static_cast<double>(multi ? cluster.comm.network_step_latency_ps : cluster.comm.ring_step_latency_ps) * 1e-6};
-  auto cost = [&](const std::array<double, 3>& v) { return worst_error(log, simulate(cluster, apply(v), log, algorithms)); };
+  const NcclLog fit = rows_to_fit(log);
+  const auto fit_algorithms = tuner_choices(cluster, fit);
+  auto cost = [&](const std::array<double, 3>& v) { return squared_error(fit, simulate(cluster, apply(v), fit, fit_algorithms)); };
   // Pattern search in log space: try ×/÷ e^step on each parameter, keep improvements, halve.
   double best = cost(x);
   for (double step = std::log(4.0); step > 0.004; step /= 2) {

@@ -1,9 +1,9 @@
 // Fitting a machine's collective parameters to a real nccl-tests log: the efficiency of the link
 // kind that bounds large messages (found by sensitivity: the one whose change moves the largest
 // size most) and the latencies that bound small ones (launch, plus the ring step latency inside a
-// server or the network step latency across servers). The fit minimises the largest relative time
-// error over the log's rows (what "within x % of each row" asks; rows under 64 MiB weigh half,
-// calibration.cpp says why), by a pattern search in log space on estimate(), the paper model.
+// server or the network step latency across servers). The fit minimises the squared log time
+// error over the log's rows of 64 MiB and more (calibration.cpp says why not the small ones), by
+// a pattern search in log space on estimate(), the paper model of the simulator.
 #pragma once
 
 #include <string>
