@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "sim/plan/simulate.hpp"
-#include "sim/report/json_writer.hpp"
+#include "sim/report/result_formats.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/cli_report.hpp"
 #include "tools/commands.hpp"
@@ -17,26 +17,6 @@ plan::Fidelity parse_fidelity(const std::string& text) {
   if (text == "full") return plan::Fidelity::full;
   if (text == "symmetric") return plan::Fidelity::symmetric;
   throw UsageError("--fidelity: expected auto, full or symmetric, found '" + text + "'");
-}
-
-void write_json(std::ostream& out, const plan::Scenario& sc, const std::vector<plan::StepResult>& results) {
-  report::JsonWriter w(out);
-  w.begin_object().key("scenario").value(sc.name).key("results").begin_array();
-  for (const auto& r : results) {
-    w.line_break().begin_object();
-    w.key("name").value(r.name).key("step_time_s").value(r.step_time_s).key("tokens_per_s").value(r.tokens_per_s);
-    w.key("tflops_per_gpu").value(r.tflops_per_gpu).key("mfu").value(r.mfu).key("hfu").value(r.hfu);
-    w.key("bubble_fraction").value(r.bubble_fraction);
-    w.key("exposed_comm_s").begin_object();
-    w.key("tp").value(r.exposed_comm_s.tp).key("pp").value(r.exposed_comm_s.pp);
-    w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).end_object();
-    w.key("sync_stall_s").value(r.sync_stall_s).key("peak_memory_bytes").value(r.peak_memory_bytes);
-    w.key("memory_capacity_bytes").value(r.memory_capacity_bytes).key("fits").value(r.fits);
-    w.key("symmetric").value(r.symmetric).key("events").value(static_cast<std::int64_t>(r.events));
-    w.end_object();
-  }
-  w.line_break().end_array().end_object();
-  out << "\n";
 }
 
 }  // namespace
@@ -75,11 +55,11 @@ int run_run(const Args& args) {
   if (vm->count("json")) {
     const std::string path = (*vm)["json"].as<std::string>();
     if (json_to_stdout) {
-      write_json(std::cout, sc, results);
+      report::write_results_json(results, std::cout, sc.name);
     } else {
       std::ofstream out(path);
       if (!out) throw UsageError("--json: cannot write '" + path + "'");
-      write_json(out, sc, results);
+      report::write_results_json(results, out, sc.name);
     }
   }
   return 0;

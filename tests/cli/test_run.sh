@@ -10,7 +10,7 @@ expect_stdout_contains "dp8" "the table names the second strategy"
 
 run_stepsim run "$scenario" --strategy dp8 --set training.global_batch=32 --json -
 expect_status 0 "--json - with --strategy and --set"
-expect_stdout_contains '{"scenario":"faults","results":[' "JSON starts with the scenario"
+expect_stdout_contains '{"format_version":1,"scenario":"faults",' "JSON starts with the format version and scenario"
 expect_stdout_contains '"name":"dp8"' "only the chosen strategy"
 expect_stdout_contains '"exposed_comm_s":{"tp":' "exposed communication by class"
 expect_stdout_contains '"fits":true' "fits"
