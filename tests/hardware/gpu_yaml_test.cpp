@@ -41,7 +41,8 @@ TEST_CASE("A100 SXM 80GB: README 9 figures and the MAMF efficiency") {
 
 TEST_CASE("MAMF efficiencies and SM counts of the other GPUs") {
   CHECK(load_gpu_spec("A100-PCIE-80GB").matmul_efficiency == doctest::Approx(0.811));  // 252.9 / 312
-  CHECK(load_gpu_spec("H100-SXM5-80GB").matmul_efficiency == doctest::Approx(0.803));  // 794.5 / 989
+  // H100: MAMF 794.5 / 989 = 0.803 is a short burst; gpus.yaml explains the sustained 0.6 it uses.
+  CHECK(load_gpu_spec("H100-SXM5-80GB").matmul_efficiency == doctest::Approx(0.6));
   CHECK(load_gpu_spec("H100-SXM5-80GB").peak.fp8 == doctest::Approx(1979 * kT));
   CHECK(load_gpu_spec("H100-PCIE-80GB").sm_count == 114);
   CHECK(load_gpu_spec("h200").memory_bytes == 141'000'000'000LL);
