@@ -59,13 +59,13 @@ TEST_CASE("PCIe servers: the x16 link is the bottleneck, also across sockets") {
   CHECK(bottleneck("rtx3090-nvlink", 0, 3) == doctest::Approx(31.5 * kG));
 }
 
-TEST_CASE("without P2P, traffic between GPUs on one PCIe switch turns around at the CPU") {
+TEST_CASE("without P2P, traffic between GPUs turns around at the CPU") {
   const Cluster c = load_cluster("rtx4090");
   const Router router(c);
   REQUIRE(router.routes(0, 1).size() == 1);
   const Route& r = router.routes(0, 1)[0];
-  // gpu0 -> pcie0 -> cpu0 -> pcie0 -> gpu1: up the switch uplink and down it again (both
-  // directions of one full-duplex link), so the bottleneck stays 31.5 GB/s.
+  // gpu0 -> pcie0 -> cpu0 -> pcie1 -> gpu1 (one GPU per x16 port): up one GPU's link, through host
+  // memory, down the other's, so the bottleneck stays 31.5 GB/s.
   REQUIRE(r.size() == 4);
   CHECK(c.nodes[c.links[r[1]].to].kind == NodeKind::cpu);
   CHECK(router.bottleneck_bytes_per_s(0, 1) == doctest::Approx(31.5 * kG));

@@ -22,7 +22,8 @@ TEST_CASE("each preset's GPU0 row, as nvidia-smi would print it") {
   CHECK(first_row("hgx-h200")[7] == "NV18");
   // Two GPUs per switch, two switches per socket: PIX, PHB (same CPU), SYS (other socket).
   CHECK(first_row("a100-pcie") == Row{"X", "PIX", "PHB", "PHB", "SYS", "SYS", "SYS", "SYS"});
-  CHECK(first_row("rtx4090") == Row{"X", "PIX", "PHB", "PHB", "SYS", "SYS", "SYS", "SYS"});
+  // One GPU per x16 port on the RTX 4090 box: every same-socket pair meets at the CPU (PHB).
+  CHECK(first_row("rtx4090") == Row{"X", "PHB", "PHB", "PHB", "SYS", "SYS", "SYS", "SYS"});
   CHECK(first_row("a100-pcie", {.nodes = std::nullopt, .gpus_per_node = 4}) == Row{"X", "PIX", "SYS", "SYS"});
   // Bridged pairs: NV4 on RTX 3090 (4 links), NV12 on H100 PCIe (300 / 25).
   CHECK(first_row("rtx3090-nvlink") == Row{"X", "NV4", "PHB", "PHB"});
