@@ -132,13 +132,4 @@ const char* to_string(ScheduleKind s) {
   return "?";
 }
 
-const char* to_string(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
-}
-
 }  // namespace stepsim::plan

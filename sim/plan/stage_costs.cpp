@@ -113,9 +113,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.seq = sc.training.seq_len;
   in.shape.tp = s.tp;
   in.shape.sequence_parallel = s.sequence_parallel && s.tp > 1;
-  in.shape.recompute = s.recompute == Recompute::none        ? models::Recompute::none
-                       : s.recompute == Recompute::selective ? models::Recompute::selective
-                                                             : models::Recompute::full;
+  in.shape.recompute = s.recompute;
   in.shape.flash_attention = s.flash_attention;
   in.split_weight = s.schedule == ScheduleKind::zb_h1;
   return in;

@@ -7,15 +7,16 @@
 #include <cstdint>
 #include <string>
 
+#include "models/layer_ops.hpp"
 #include "sim/config/config_error.hpp"
 
 namespace stepsim::plan {
 
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved, zb_h1 };
-enum class Recompute { none, selective, full };
+/// The recompute modes are models/'s (Korthikanti et al.): one enum for both layers.
+using Recompute = models::Recompute;
 
 const char* to_string(ScheduleKind s);  ///< "gpipe", "1f1b", "interleaved", "zb-h1"
-const char* to_string(Recompute r);     ///< "none", "selective", "full"
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {

@@ -135,7 +135,7 @@ std::string plan_name(const Strategy& s) {
   name += "-z" + std::to_string(s.zero_stage) + "-mb" + std::to_string(s.micro_batch);
   if (s.pp > 1) name += std::string("-") + plan::to_string(s.schedule);
   if (s.schedule == ScheduleKind::interleaved) name += "-v" + std::to_string(s.v);
-  if (s.recompute != Recompute::none) name += std::string("-") + plan::to_string(s.recompute);
+  if (s.recompute != Recompute::none) name += std::string("-") + models::to_string(s.recompute);
   if (s.sequence_parallel) name += "-sp";
   return name;
 }
