@@ -38,7 +38,7 @@ inline stepsim::plan::StepResult fake_simulate(const stepsim::plan::Scenario& sc
   r.tp = s.tp, r.pp = s.pp, r.dp = s.dp, r.zero_stage = s.zero_stage, r.micro_batch = s.micro_batch, r.v = s.v;
   r.microbatches = stepsim::plan::microbatches(sc, s);
   r.schedule = stepsim::plan::to_string(s.schedule);
-  r.recompute = stepsim::plan::to_string(s.recompute);
+  r.recompute = stepsim::models::to_string(s.recompute);
   r.sequence_parallel = s.sequence_parallel;
   r.tokens_per_s = 1000.0 * s.tp + 100.0 * s.pp + 10.0 * s.micro_batch + s.zero_stage;
   r.step_time_s = 8.0 * 1024 / r.tokens_per_s;
