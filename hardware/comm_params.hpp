@@ -27,6 +27,12 @@ struct CommParams {
   // collectives.h); sim/comm cuts each algorithm step into slices of this size (capped per
   // algorithm) so that later steps overlap earlier ones.
   std::int64_t pipeline_chunk_bytes = 512 * 1024;
+  // Host-side time each pipeline pass (a forward or backward of one microbatch on one stage) spends
+  // outside kernels when pp > 1: Megatron's p2p `_communicate` posts batch_isend_irecv, waits and
+  // synchronizes the device before the pass can start. 1.5 ms: Zero Bubble's A100 runs (Qi et al.
+  // 2024, Tables 4 and 6) measure steps ~3 ms per (F, B) slot longer than their own profiled kernel
+  // times, the same for 1.5B to 28.3B models; a framework cost, so the default for every machine.
+  std::int64_t pipeline_pass_overhead_ps = 1'500'000'000;
 };
 
 }  // namespace stepsim::hw

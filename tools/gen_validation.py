@@ -68,6 +68,10 @@ def megatron_sc21(r):
                 'schedule': 'interleaved' if v > 1 else '1f1b', 'recompute': 'full', 'flash_attention': 'false'}
     if v > 1:
         strategy['v'] = v
+    # run_table_1.sh: --DDP-impl torch (gradient all-reduce overlapped with backward) up to 18B,
+    # Megatron's 'local' DDP above it (all-reduce after backward).
+    if float(r['params_B']) > 18.4:
+        strategy['dp_overlap'] = 'false'
     nodes = int(r['num_gpus']) // 8
     return ('sc21', f"SC21 Table 1 {r['model']}", '{preset: dgx-a100, nodes: %d}' % nodes, preset,
             {'seq_len': r['seq_len'], 'global_batch': r['global_batch'], 'precision': 'fp16'},

@@ -25,6 +25,7 @@ class StageEmitter {
     pass_ = pass;
     vstage_ = pass.chunk * b_.grid.pp() + stage_;
     for (int r : all_) tail_[r] = b_.passes[r][index].start = b_.engine.add_marker(b_.stream(r, Slot::compute));
+    add_pass_overhead();
     if (pass.kind == PassKind::forward) forward();
     if (pass.kind == PassKind::backward) backward();
     if (pass.kind == PassKind::weight) weight();
@@ -43,6 +44,19 @@ class StageEmitter {
     int base = 0;
     for (int c = 0; c < pass_.chunk; ++c) base += b_.layers_of_vstage[c * b_.grid.pp() + stage_];
     return base + layer - first_layer();
+  }
+
+  // Host-side time between pipeline passes (hw::CommParams::pipeline_pass_overhead), on the compute
+  // stream so the pass after it waits, as Megatron's blocking p2p handshake makes it wait.
+  void add_pass_overhead() {
+    const std::int64_t ps = b_.sc.cluster.comm.pipeline_pass_overhead_ps;
+    // Test hooks that make communication ideal remove the p2p handshake too.
+    if (ps <= 0 || b_.grid.pp() < 2 || pass_.kind == PassKind::weight || b_.opt.hooks.comm_bytes_per_s) return;
+    for (int r : all_) {
+      const core::TaskId t = b_.engine.add_compute(b_.stream(r, Slot::compute), core::Duration{ps});
+      b_.depend(tail_[r], t);
+      tail_[r] = t;
+    }
   }
 
   std::int64_t stored_bytes() const {
