@@ -57,7 +57,7 @@ void read_parallel_sizes(const Field& f, Strategy& s) {
 
 Strategy read_strategy(const Field& f, int index) {
   f.check_keys({"name", "tp", "pp", "dp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
-                "recompute", "dp_bucket_size", "dp_overlap", "zero_prefetch", "rank_order",
+                "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention"});
   Strategy s;
   s.where.self = f.pos();
@@ -74,6 +74,7 @@ Strategy read_strategy(const Field& f, int index) {
   }
   if (auto x = f.optional("dp_bucket_size")) s.dp_bucket_bytes = x->as_bytes();
   if (auto x = f.optional("dp_overlap")) s.dp_overlap = x->as_bool();
+  if (auto x = f.optional("tp_overlap")) s.tp_overlap = x->as_bool();
   if (auto x = f.optional("zero_prefetch")) s.zero_prefetch = read_int(*x, 0, 1024);
   if (auto x = f.optional("rank_order")) {
     s.rank_order = x->as_string();

@@ -49,14 +49,14 @@ std::vector<Segment> forward_segments(const std::vector<models::OpTime>& t, cons
 }
 
 std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, const std::vector<CommPoint>& points,
-                                       bool split_weight, bool full_recompute) {
+                                       bool split_weight, bool full_recompute, bool tp_overlap) {
   std::vector<Segment> out(1);
   for (std::size_t k = t.size(); k-- > 0;) {
     for (const auto& p : points)
       if (p.after == k && p.bwd && out.back().compute_ps > 0) {
         out.back().has_comm = true;
         out.back().op = p.bwd_op;
-        if (!split_weight && k + 1 < t.size()) {
+        if (tp_overlap && !split_weight && k + 1 < t.size()) {
           out.back().overlap_ps = t[k + 1].bwd_weight_ps;
           out.back().compute_ps -= t[k + 1].bwd_weight_ps;
         }
@@ -95,7 +95,7 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
   if (full) {
     for (Segment s : c.fwd) c.bwd.push_back({s.compute_ps, s.has_comm, s.op, true});
   }
-  for (const Segment& s : fold_tail(backward_segments(times, points, in.split_weight, full))) c.bwd.push_back(s);
+  for (const Segment& s : fold_tail(backward_segments(times, points, in.split_weight, full, in.tp_overlap))) c.bwd.push_back(s);
   if (!in.split_weight) c.weight_ps = 0;
   return c;
 }
@@ -116,6 +116,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.recompute = s.recompute;
   in.shape.flash_attention = s.flash_attention;
   in.split_weight = s.schedule == ScheduleKind::zb_h1;
+  in.tp_overlap = s.tp_overlap;
   return in;
 }
 

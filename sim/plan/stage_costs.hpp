@@ -56,6 +56,7 @@ struct CostInputs {
   hw::Dtype dtype = hw::Dtype::bf16;
   models::LayerShape shape;
   bool split_weight = false;
+  bool tp_overlap = true;  ///< backward TP collective beside the weight-gradient GEMM (Strategy::tp_overlap)
 };
 
 CostInputs cost_inputs(const Scenario& sc, const Strategy& s);

@@ -38,6 +38,9 @@ struct Strategy {
   /// PyTorch DDP default bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel docs).
   std::int64_t dp_bucket_bytes = 25'000'000;
   bool dp_overlap = true;             ///< reduce buckets during backward (DDP) vs after it
+  /// Megatron-LM --async-tensor-model-parallel-allreduce (default since 2021): the backward TP
+  /// collective runs beside the weight-gradient GEMM. false = the 2019-2020 code, where it blocks.
+  bool tp_overlap = true;
   int zero_prefetch = 1;              ///< ZeRO-3: layers whose parameters are gathered ahead
   /// Innermost first: "tp-dp-pp" = Megatron's default (TP within a server, PP outermost).
   std::string rank_order = "tp-dp-pp";
