@@ -72,6 +72,10 @@ def megatron_sc21(r):
     # Megatron's 'local' DDP above it (all-reduce after backward).
     if float(r['params_B']) > 18.4:
         strategy['dp_overlap'] = 'false'
+    # The April 2021 code blocked on the backward TP all-reduce: the asynchronous one
+    # (--async-tensor-model-parallel-allreduce, apex ColumnParallelLinearWithAsyncAllreduce) came late 2021.
+    if int(r['tp']) > 1:
+        strategy['tp_overlap'] = 'false'
     nodes = int(r['num_gpus']) // 8
     return ('sc21', f"SC21 Table 1 {r['model']}", '{preset: dgx-a100, nodes: %d}' % nodes, preset,
             {'seq_len': r['seq_len'], 'global_batch': r['global_batch'], 'precision': 'fp16'},
