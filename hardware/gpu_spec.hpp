@@ -27,7 +27,8 @@ struct GpuSpec {
   int matmul_tile_m = 128;               ///< output tile rows of the typical GEMM kernel
   int matmul_tile_n = 256;               ///< output tile columns
   double matmul_k_half = 256;            ///< inner dimension at which a GEMM reaches half its k-efficiency
-  double attention_efficiency = 0.6;     ///< flash-attention fraction of matmul peak
+  double attention_efficiency = 0.6;     ///< flash-attention fraction of matmul peak (forward)
+  double attention_backward_efficiency = 0;  ///< its backward; 0 = the forward's
   double memory_efficiency = 0.8;        ///< achievable fraction of memory bandwidth
   std::int64_t launch_overhead_ps = 0;   ///< per kernel, added to each op's time
   double comm_slowdown = 0.0;            ///< compute runs (1 + x) slower while communication runs
@@ -38,6 +39,10 @@ struct GpuSpec {
   int pcie_generation = 0;               ///< host interface, x16
   double pcie_bytes_per_s = 0;           ///< x16 link, per direction
 
+  /// Flash attention's backward fraction of peak: its own where given, else the forward's.
+  double attention_backward() const {
+    return attention_backward_efficiency > 0 ? attention_backward_efficiency : attention_efficiency;
+  }
   /// Per-direction bandwidth of one NVLink link; 0 when the GPU has none.
   double nvlink_link_bytes_per_s() const {
     return nvlink_links > 0 ? nvlink_bytes_per_s / nvlink_links : 0.0;

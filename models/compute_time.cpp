@@ -80,7 +80,7 @@ OpTime time_op(const OpCost& op, const hw::GpuSpec& gpu, hw::Dtype dtype) {
       break;
     case OpKind::flash_attention:
       fwd = roofline(op.fwd_flops, peak * gpu.attention_efficiency, op.fwd_bytes, gpu);
-      bwd_input = roofline(op.bwd_input_flops, peak * gpu.attention_efficiency, op.bwd_input_bytes, gpu);
+      bwd_input = roofline(op.bwd_input_flops, peak * gpu.attention_backward(), op.bwd_input_bytes, gpu);
       break;
     case OpKind::memory:
       fwd = roofline(op.fwd_flops, peak, op.fwd_bytes, gpu);

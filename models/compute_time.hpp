@@ -8,7 +8,8 @@
 //   k_eff      = k / (k + matmul_k_half)                             short inner dimensions
 //   eff        = matmul_efficiency · shape_eff · k_eff
 // taking the better of the two tile orientations (cuBLAS picks its tile by shape). Flash
-// attention runs at attention_efficiency of peak; bandwidth-bound ops at memory_efficiency.
+// attention runs at attention_efficiency of peak forward and attention_backward() backward;
+// bandwidth-bound ops at memory_efficiency.
 // All parameters live in hw::GpuSpec, one set per GPU kind (never per model).
 // tests/models/compute_time_test.cpp fits the A100 set to Zero Bubble's profiled times.
 #pragma once

@@ -77,6 +77,8 @@ TEST_CASE("hardware/gpus.yaml carries the fitted A100 parameters these tests use
   CHECK(yaml.matmul_tile_n == fitted.matmul_tile_n);
   CHECK(yaml.matmul_k_half == doctest::Approx(fitted.matmul_k_half));
   CHECK(yaml.memory_efficiency == doctest::Approx(fitted.memory_efficiency));
+  CHECK(yaml.attention_efficiency == doctest::Approx(fitted.attention_efficiency));
+  CHECK(yaml.attention_backward() == doctest::Approx(fitted.attention_backward()));
   CHECK(yaml.launch_overhead_ps == fitted.launch_overhead_ps);
   CHECK(yaml.sm_count == fitted.sm_count);
   CHECK(yaml.memory_bytes_per_s == doctest::Approx(fitted.memory_bytes_per_s));
@@ -101,6 +103,20 @@ TEST_CASE("op time is the roofline plus launches; recompute repeats the forward"
   CHECK(t.fwd_ps == doctest::Approx(1e9 + 4e6).epsilon(1e-6));  // + one 4 us launch
   CHECK(t.recompute_ps == t.fwd_ps);
   CHECK(t.bwd_input_ps == 0);
+}
+
+TEST_CASE("flash attention: forward and backward run at their own fractions of peak") {
+  hw::GpuSpec gpu = a100_sxm4_80gb();
+  gpu.launch_overhead_ps = 0;
+  OpCost op;
+  op.kind = OpKind::flash_attention;
+  op.fwd_flops = 312e12 * 0.4 * 1e-3;          // one millisecond forward at 0.40 of 312 TFLOP/s
+  op.bwd_input_flops = 2.5 * op.fwd_flops;     // FlashAttention's backward: 2.5x the forward FLOPs
+  const OpTime t = time_op(op, gpu, hw::Dtype::bf16);
+  CHECK(t.fwd_ps == doctest::Approx(1e9).epsilon(1e-6));
+  CHECK(t.bwd_input_ps == doctest::Approx(2.5e9 * 0.4 / 0.28).epsilon(1e-6));
+  gpu.attention_backward_efficiency = 0;       // not given: the backward runs at the forward's rate
+  CHECK(time_op(op, gpu, hw::Dtype::bf16).bwd_input_ps == doctest::Approx(2.5e9).epsilon(1e-6));
 }
 
 }  // namespace
