@@ -4,9 +4,10 @@
 //   ring          NCCL's ring: all-reduce = reduce-scatter + all-gather in 2(n−1) steps of S/n per
 //                 rank; one ring per local GPU when the group spans servers, so that every NIC
 //                 carries one ring each way (NCCL's channels); broadcast is a pipelined chain.
-//   tree          NCCL's double binary tree: a chain inside each server, two binary trees over
-//                 the servers, each carrying half the data, reduce up then broadcast down,
-//                 pipelined in slices.
+//   tree          NCCL's double binary tree: per channel (one per local GPU across servers) a
+//                 chain inside each server, rotated so each channel leaves through a different
+//                 NIC, and two binary trees over the servers, each carrying half the channel's
+//                 data, reduce up then broadcast down, pipelined in slices.
 //   nvls          in-switch reduction on NVSwitch (H100 and later): every GPU sends its buffer up
 //                 once and receives the reduced buffer down once.
 //   hierarchical  reduce-scatter inside each server, all-reduce of the 1/L shards across servers

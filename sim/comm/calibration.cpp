@@ -1,12 +1,12 @@
 #include "sim/comm/calibration.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 #include "hardware/router.hpp"
@@ -27,6 +27,35 @@ std::vector<Algorithm> tuner_choices(const hw::Cluster& cluster, const NcclLog& 
   std::vector<Algorithm> out;
   for (const auto& row : log.rows)
     out.push_back(choose_algorithm(router, {.op = log.op, .gpus = all_gpus(cluster), .bytes = row.size_bytes}));
+  return out;
+}
+
+// Which algorithm ran each row. nccl-tests does not log NCCL's choice, and NCCL's tuner has its
+// own model (src/graph/tuning.cc: per-algorithm bandwidth caps and treeCorrectionFactor, which
+// derates trees at medium sizes), so on 2 DGX A100 it keeps the ring up to 512 MiB where our
+// estimate() would already take the tree; the OCI OKE log's jump from 156 to 219 GB/s busbw
+// between 512 MiB and 1 GiB is that switch. The row itself says it better: per row, the supported
+// algorithm whose time with the machine's stock parameters is closest (in log time) to the logged
+// one. Only across servers: inside one server our tuner and NCCL's agree (ring, or NVLS), and a
+// chain-shaped tree is never the best match for a log written by a ring. Candidates are the algorithms NCCL has (ring, tree, NVLS); hierarchical and direct are
+// this simulator's own compositions, which a log of NCCL never ran.
+std::vector<Algorithm> closest_algorithms(const hw::Cluster& cluster, const NcclLog& log) {
+  if (cluster.servers <= 1) return tuner_choices(cluster, log);
+  const hw::Router router(cluster);
+  std::vector<Algorithm> out;
+  for (const auto& row : log.rows) {
+    const CollectiveRequest base{.op = log.op, .gpus = all_gpus(cluster), .bytes = row.size_bytes};
+    Algorithm best = Algorithm::ring;
+    double best_gap = std::numeric_limits<double>::max();
+    for (Algorithm a : supported_algorithms(cluster, base)) {
+      if (a != Algorithm::ring && a != Algorithm::tree && a != Algorithm::nvls) continue;
+      CollectiveRequest req = base;
+      req.algorithm = a;
+      const double gap = std::abs(std::log(row.time_us / (static_cast<double>(estimate(router, req).ps) * 1e-6)));
+      if (gap < best_gap) best = a, best_gap = gap;
+    }
+    out.push_back(best);
+  }
   return out;
 }
 
@@ -74,13 +103,16 @@ double squared_error(const NcclLog& log, const std::vector<double>& us) {
   return sum;
 }
 
+std::vector<Knob> efficiency_knobs() {
+  return {{"nvlink_efficiency", [](hw::CommParams& p) -> double& { return p.nvlink_efficiency; }},
+          {"pcie_efficiency", [](hw::CommParams& p) -> double& { return p.pcie_efficiency; }},
+          {"network_efficiency", [](hw::CommParams& p) -> double& { return p.network_efficiency; }},
+          {"nvls_efficiency", [](hw::CommParams& p) -> double& { return p.nvls_efficiency; }}};
+}
+
 // The efficiency that matters for the largest size: the one whose 10 % change moves it most.
 Knob bandwidth_knob(const hw::Cluster& cluster, const NcclLog& log, const std::vector<Algorithm>& algorithms) {
-  std::vector<Knob> knobs{
-      {"nvlink_efficiency", [](hw::CommParams& p) -> double& { return p.nvlink_efficiency; }},
-      {"pcie_efficiency", [](hw::CommParams& p) -> double& { return p.pcie_efficiency; }},
-      {"network_efficiency", [](hw::CommParams& p) -> double& { return p.network_efficiency; }},
-      {"nvls_efficiency", [](hw::CommParams& p) -> double& { return p.nvls_efficiency; }}};
+  const auto knobs = efficiency_knobs();
   NcclLog largest = log;
   largest.rows = {log.rows.back()};
   const std::vector<Algorithm> last{algorithms.back()};
@@ -96,29 +128,45 @@ Knob bandwidth_knob(const hw::Cluster& cluster, const NcclLog& log, const std::v
   return knobs[best];
 }
 
+// Across servers a log can mix algorithms bound by different links (OCI OKE: rings bound by the
+// NICs up to 512 MiB, trees bound by NVLink above), so there the fit also frees the other of the
+// two: NVLink if the largest row is network-bound, the network if it is NVLink-bound.
+std::vector<Knob> fitted_knobs(const hw::Cluster& cluster, const NcclLog& log, const std::vector<Algorithm>& algorithms) {
+  std::vector<Knob> out{bandwidth_knob(cluster, log, algorithms)};
+  if (cluster.servers <= 1) return out;
+  for (auto& k : efficiency_knobs())
+    if ((k.name == "nvlink_efficiency" || k.name == "network_efficiency") && k.name != out.front().name &&
+        (out.front().name == "nvlink_efficiency" || out.front().name == "network_efficiency"))
+      out.push_back(std::move(k));
+  return out;
+}
+
 }  // namespace
 
 CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
   CalibrationResult result{.before = cluster.comm, .after = cluster.comm};
-  const auto algorithms = tuner_choices(cluster, log);
-  result.before_us = simulate(cluster, cluster.comm, log, algorithms);
+  result.before_us = simulate(cluster, cluster.comm, log, tuner_choices(cluster, log));
+  const auto algorithms = closest_algorithms(cluster, log);
   const bool multi = cluster.servers > 1;
-  const Knob bw = bandwidth_knob(cluster, log, algorithms);
-  // x = {efficiency, launch latency (us), step latency (us)}: doubles for the search, written back
-  // to CommParams (latencies in integer ps) by apply().
-  auto apply = [&](const std::array<double, 3>& x) {
+  const auto knobs = fitted_knobs(cluster, log, algorithms);
+  // x = {efficiencies..., launch latency (us), step latency (us)}: doubles for the search, written
+  // back to CommParams (latencies in integer ps) by apply().
+  const std::size_t n_eff = knobs.size();
+  auto apply = [&](const std::vector<double>& x) {
     hw::CommParams p = cluster.comm;
-    bw.ref(p) = x[0];
-    p.launch_latency_ps = static_cast<std::int64_t>(x[1] * 1e6);
-    (multi ? p.network_step_latency_ps : p.ring_step_latency_ps) = static_cast<std::int64_t>(x[2] * 1e6);
+    for (std::size_t k = 0; k < n_eff; ++k) knobs[k].ref(p) = x[k];
+    p.launch_latency_ps = static_cast<std::int64_t>(x[n_eff] * 1e6);
+    (multi ? p.network_step_latency_ps : p.ring_step_latency_ps) = static_cast<std::int64_t>(x[n_eff + 1] * 1e6);
     return p;
   };
   hw::CommParams start = cluster.comm;
-  std::array<double, 3> x{bw.ref(start), static_cast<double>(cluster.comm.launch_latency_ps) * 1e-6,
-                          static_cast<double>(multi ? cluster.comm.network_step_latency_ps : cluster.comm.ring_step_latency_ps) * 1e-6};
+  std::vector<double> x;
+  for (const auto& k : knobs) x.push_back(k.ref(start));
+  x.push_back(static_cast<double>(cluster.comm.launch_latency_ps) * 1e-6);
+  x.push_back(static_cast<double>(multi ? cluster.comm.network_step_latency_ps : cluster.comm.ring_step_latency_ps) * 1e-6);
   const NcclLog fit = rows_to_fit(log);
-  const auto fit_algorithms = tuner_choices(cluster, fit);
-  auto cost = [&](const std::array<double, 3>& v) { return squared_error(fit, simulate(cluster, apply(v), fit, fit_algorithms)); };
+  const auto fit_algorithms = closest_algorithms(cluster, fit);
+  auto cost = [&](const std::vector<double>& v) { return squared_error(fit, simulate(cluster, apply(v), fit, fit_algorithms)); };
   // Pattern search in log space: try ×/÷ e^step on each parameter, keep improvements, halve.
   double best = cost(x);
   for (double step = std::log(4.0); step > 0.004; step /= 2) {
@@ -128,13 +176,14 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
         for (double sign : {1.0, -1.0}) {
           auto trial = x;
           trial[k] = std::max(trial[k], 1e-3) * std::exp(sign * step);
-          trial[0] = std::min(trial[0], 1.0);  // an efficiency
+          if (k < n_eff) trial[k] = std::min(trial[k], 1.0);  // an efficiency
           if (const double c = cost(trial); c < best - 1e-12) best = c, x = trial, improved = true;
         }
     }
   }
   result.after = apply(x);
-  result.fitted = {bw.name, "launch_latency", multi ? "network_step_latency" : "ring_step_latency"};
+  for (const auto& k : knobs) result.fitted.push_back(k.name);
+  result.fitted.insert(result.fitted.end(), {"launch_latency", multi ? "network_step_latency" : "ring_step_latency"});
   result.after_us = simulate(cluster, result.after, log, algorithms);
   return result;
 }

@@ -1,7 +1,8 @@
 // Fitting a machine's collective parameters to a real nccl-tests log: the efficiency of the link
 // kind that bounds large messages (found by sensitivity: the one whose change moves the largest
 // size most) and the latencies that bound small ones (launch, plus the ring step latency inside a
-// server or the network step latency across servers). The fit minimises the squared log time
+// server or the network step latency across servers; across servers also the other of NVLink and
+// network efficiency, and each row is matched to the algorithm that ran it, calibration.cpp). The fit minimises the squared log time
 // error over the log's rows of 64 MiB and more (calibration.cpp says why not the small ones), by
 // a pattern search in log space on estimate(), the paper model of the simulator.
 #pragma once

@@ -1,7 +1,15 @@
-// Double binary tree all-reduce (NCCL 2.4+; Sanders, Speck & Träff 2009): inside each server a
-// chain, across servers two binary trees, the second the mirror of the first so that a server
-// that is a leaf in one is interior in the other; each tree reduces half the buffer up to its
-// root and broadcasts it back down, pipelined in slices.
+// Double binary tree all-reduce (NCCL 2.4+; Sanders, Speck & Träff 2009), one tree pair per
+// channel. Inside each server a chain, across servers two binary trees, the second the mirror of
+// the first so that a server that is a leaf in one is interior in the other; each tree reduces its
+// share of the buffer up to its root and broadcasts it back down, pipelined in slices.
+//
+// Channels (NCCL src/graph/search.cc, connect.cc; "Massively Scale Your Deep Learning Training
+// with NCCL 2.4", NVIDIA blog 2019): NCCL runs one tree per channel and splits the buffer across
+// channels, and each channel's chain starts at the GPU next to a different NIC. With a single
+// chain per tree, two trees would leave a DGX A100 through 2 of its 8 NICs; with one channel per
+// local GPU (as ring.cpp does for rings) channel c's chain starts at local GPU c, so every NIC
+// carries one tree head each way and the trees reach the busbw above the ring's ceiling that
+// nccl-tests issue #196 reports at 2 nodes.
 #include <algorithm>
 
 #include "sim/comm/algorithm.hpp"
@@ -10,18 +18,39 @@
 namespace stepsim::comm {
 namespace {
 
-// A tree is a pipeline d hops up and d down: (2d + K − 1)/K · S/B with K slices. NCCL's 512 KiB
-// chunks make K large for big buffers; 128 bounds the event count (fill 10 % at d = 7).
-constexpr int kTreeMaxSlices = 128;
+// A tree is a pipeline d hops up and d down: (2d + K − 1)/K · S/B with K slices per tree. NCCL's
+// 512 KiB chunks make K large for big buffers; the simulation caps K (an event-count bound, not
+// physics) so that all of a collective's trees together have at most kTreeSliceBudget slices:
+// one server keeps 128 per tree, as before channels; 2 servers of 8 get 32 per tree (16 trees,
+// ~15k transfers, as many as the 8 rings). The fill costs less than (2d + K − 1)/K says: the 16
+// trees' hops of different depths share each GPU's links, so one tree's fill is another's work
+// (2 x dgx-a100 at 8 GiB: 252 GB/s busbw with K = 32, 257 with K = 64 and the bound 257).
+constexpr int kTreeSliceBudget = 256;
+// Never fewer slices per tree than this, however many channels there are.
+constexpr int kTreeMinSlices = 32;
 
-// parent[r] = the rank r sends to on the way up; -1 at the root.
-std::vector<int> tree_parents(const PlanInput& in, bool mirrored) {
-  auto servers = ranks_by_server(in.server_of);
+// Channel c's view of the servers: each server's ranks rotated to start at local rank c, so the
+// chain's head (the rank that talks to other servers) differs per channel. One channel per local
+// rank when the group spans servers with equal counts (ring.cpp's rule), else one.
+std::vector<std::vector<std::vector<int>>> channel_servers(const PlanInput& in) {
+  const auto servers = ranks_by_server(in.server_of);
+  const std::size_t local = servers.front().size();
+  const bool even = std::all_of(servers.begin(), servers.end(), [&](const auto& s) { return s.size() == local; });
+  const std::size_t channels = (servers.size() > 1 && even) ? local : 1;
+  std::vector<std::vector<std::vector<int>>> out(channels, servers);
+  for (std::size_t c = 0; c < channels; ++c)
+    for (auto& s : out[c]) std::rotate(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(c % s.size()), s.end());
+  return out;
+}
+
+// parent[r] = the rank r sends to on the way up; -1 at the root. The mirror reverses the server
+// order and each chain, so its head is the last rank of the channel's rotated chain.
+std::vector<int> tree_parents(int ranks, std::vector<std::vector<int>> servers, bool mirrored) {
   if (mirrored) {
     std::reverse(servers.begin(), servers.end());
     for (auto& s : servers) std::reverse(s.begin(), s.end());
   }
-  std::vector<int> parent(static_cast<std::size_t>(in.ranks), -1);
+  std::vector<int> parent(static_cast<std::size_t>(ranks), -1);
   for (std::size_t k = 0; k < servers.size(); ++k) {
     const auto& s = servers[k];
     for (std::size_t i = 1; i < s.size(); ++i) parent[static_cast<std::size_t>(s[i])] = s[i - 1];
@@ -42,10 +71,9 @@ std::vector<int> bottom_up(const std::vector<int>& parent) {
   return order;
 }
 
-void add_tree(StepPlan& plan, const PlanInput& in, const std::vector<int>& parent, std::int64_t bytes) {
+void add_tree(StepPlan& plan, const PlanInput& in, const std::vector<int>& parent, std::int64_t bytes, int max_slices) {
   const auto order = bottom_up(parent);
-  const int slices = slice_count(bytes, in.params, kTreeMaxSlices);
-  const auto parts = split_bytes(bytes, slices);
+  const auto parts = split_bytes(bytes, slice_count(bytes, in.params, max_slices));
   const auto n = parent.size();
   std::vector<int> up(n, -1), down(n, -1);  // last transfer into r's parent / into r, this slice
   for (std::size_t j = 0; j < parts.size(); ++j) {
@@ -78,13 +106,20 @@ void add_tree(StepPlan& plan, const PlanInput& in, const std::vector<int>& paren
 class Tree final : public CollectiveAlgorithm {
   bool do_supports(const PlanInput& in) const override { return in.op == Op::all_reduce; }
 
+  // Each channel runs both trees of the pair on its share of the buffer (NCCL's connect.cc
+  // duplicates every channel, one copy per tree), so the 2·C trees each carry S/(2C).
   StepPlan do_plan(const PlanInput& in) const override {
     StepPlan plan;
     plan.rank_done.resize(static_cast<std::size_t>(in.ranks));
     if (in.ranks == 1) return plan;
-    const auto halves = split_bytes(in.bytes, 2);
-    add_tree(plan, in, tree_parents(in, false), halves[0]);
-    add_tree(plan, in, tree_parents(in, true), halves[1]);
+    const auto channels = channel_servers(in);
+    const int trees = 2 * static_cast<int>(channels.size());
+    const int max_slices = std::max(kTreeMinSlices, kTreeSliceBudget / trees);
+    const auto shares = split_bytes(in.bytes, trees);
+    for (std::size_t c = 0; c < channels.size(); ++c) {
+      add_tree(plan, in, tree_parents(in.ranks, channels[c], false), shares[2 * c], max_slices);
+      add_tree(plan, in, tree_parents(in.ranks, channels[c], true), shares[2 * c + 1], max_slices);
+    }
     return plan;
   }
 };

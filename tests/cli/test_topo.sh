@@ -33,7 +33,7 @@ expect_stderr "$WORK_DIR/bad.txt:3:6: GPU1 to GPU0 is PXB, but GPU0 to GPU1 is P
 
 run_stepsim topo import "$data/topo_dgx_h100_written.txt" --gpu h10
 expect_status 2 "an unknown GPU"
-expect_stderr "gpu: unknown GPU 'h10'; did you mean 'h100'? (known GPUs: V100-SXM2-16GB, V100-SXM2-32GB, A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-3090)" "unknown GPU message"
+expect_stderr "gpu: unknown GPU 'h10'; did you mean 'h100'? (known GPUs: V100-SXM2-16GB, V100-SXM2-32GB, A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-5090, RTX-3090)" "unknown GPU message"
 
 run_stepsim topo frob
 expect_status 2 "an unknown subcommand"

@@ -13,7 +13,7 @@ constexpr std::int64_t kGiB = 1LL << 30;
 
 TEST_CASE("every GPU in gpus.yaml reads in full, with memory, bandwidth, SMs and PCIe") {
   const auto all = load_all_gpu_specs();
-  CHECK(all.size() == 14);
+  CHECK(all.size() == 15);
   for (const auto& g : all) {
     CAPTURE(g.name);
     CHECK(g.peak.fp16 > 0);
@@ -61,7 +61,7 @@ TEST_CASE("an unknown GPU names the closest and lists them all") {
   CHECK_THROWS_WITH(load_gpu_spec("A100-SXM4-80G"),
                     "unknown GPU 'A100-SXM4-80G'; did you mean 'A100-SXM4-80GB'? (known GPUs: V100-SXM2-16GB, "
                     "V100-SXM2-32GB, A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, "
-                    "H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, "
+                    "H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-5090, "
                     "RTX-3090)");
 }
 

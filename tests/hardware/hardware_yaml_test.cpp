@@ -72,7 +72,7 @@ TEST_CASE("mistakes in hardware YAML are positioned and say what was expected") 
   check_error("gpu: B200\nserver: {gpus: 2, pcie: {}}\n",
               "hw.yaml:1:6: gpu: unknown GPU 'B200'; did you mean 'h200'? (known GPUs: V100-SXM2-16GB, V100-SXM2-32GB, "
               "A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, H100-SXM5-80GB, H100-PCIE-80GB, "
-              "H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-3090)");
+              "H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-5090, RTX-3090)");
   check_error("gpu: L40S\nserver: {gpus: 2, pcie: {}, nvlink: {topology: pairs}}\n",
               "hw.yaml:2:37: server.nvlink: missing required key 'links'");
   check_error("gpu: A100\nserver:\n  nodes: [{name: gpu0, kind: gpu}]\n  links: [{from: gpu0, to: gpu1, kind: pcie, bandwidth: 1GB/s}]\n",
