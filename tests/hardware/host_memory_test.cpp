@@ -70,6 +70,18 @@ TEST_CASE("host memory: with P2P, GPU traffic never enters it") {
   for (const Route& r : router.routes(0, 2)) CHECK(node_names(c, r) == Names{"gpu0", "cpu0", "cpu1", "gpu2"});
 }
 
+TEST_CASE("rtx5090: 4 GPUs per socket, each staged through its socket's memory") {
+  const Cluster c = load_cluster("rtx5090");
+  const Router router(c);
+  // gpus: 8 on 2 sockets: GPU g on socket g*2/8, so 0-3 on cpu0.
+  CHECK(node_names(c, router.routes(3, 2)[0]) == Names{"gpu3", "cpu0", "mem0", "cpu0", "gpu2"});
+  CHECK(router.routes(3, 4).size() == 2);
+  // gpus: 4: GPU g on socket g*2/4, so 1 -> 2 crosses the sockets.
+  const Cluster four = load_cluster("rtx5090", {.nodes = std::nullopt, .gpus_per_node = 4});
+  CHECK(Router(four).routes(1, 2).size() == 2);
+  CHECK(node_names(four, Router(four).routes(0, 1)[0]) == Names{"gpu0", "cpu0", "mem0", "cpu0", "gpu1"});
+}
+
 void check_error(const std::string& yaml, const std::string& message) {
   CHECK_THROWS_WITH(load_cluster_text(yaml, "hw.yaml"), message.c_str());
 }
