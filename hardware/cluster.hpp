@@ -16,8 +16,10 @@
 
 namespace stepsim::hw {
 
-enum class NodeKind { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
-enum class LinkKind { nvlink, pcie, socket, infiniband, ethernet };
+/// `memory` is a socket's host DRAM ("mem0"): with no GPU P2P, staged traffic is written into it
+/// and read back out over its `memory` link to the CPU (cluster_template.hpp says how).
+enum class NodeKind { gpu, nvswitch, pcie_switch, cpu, nic, network_switch, memory };
+enum class LinkKind { nvlink, pcie, socket, infiniband, ethernet, memory };
 
 struct Node {
   NodeKind kind = NodeKind::gpu;
@@ -45,7 +47,8 @@ struct Cluster {
   std::vector<int> gpu_nodes;      ///< node index of each GPU
   /// False when GPUs cannot reach each other's memory over PCIe (GeForce on the stock driver):
   /// every route from a GPU then passes through a CPU, i.e. is staged in host memory, unless it
-  /// arrives over NVLink (a bridge still does P2P). router.hpp.
+  /// arrives over NVLink (a bridge still does P2P); where the CPU has a memory node, the route
+  /// goes into that memory and back out. router.hpp.
   bool gpu_p2p = true;
 
   int gpu_count() const { return static_cast<int>(gpu_nodes.size()); }

@@ -26,6 +26,14 @@ std::vector<int> add_template_server(Cluster& c, const ServerTemplate& t, int se
   for (int s = 0; s < t.sockets; ++s) cpus.push_back(add_node(c, NodeKind::cpu, "cpu" + std::to_string(s), server));
   for (int a = 0; a < t.sockets; ++a)
     for (int b = a + 1; b < t.sockets; ++b) add_duplex(c, cpus[a], cpus[b], t.socket_link);
+  if (t.host_memory) {
+    // Half of B each way: write + read <= B for staged flows (cluster_template.hpp derives it).
+    LinkSpec half = *t.host_memory;
+    half.kind = LinkKind::memory;
+    half.bytes_per_s /= 2;
+    for (int s = 0; s < t.sockets; ++s)
+      add_duplex(c, cpus[s], add_node(c, NodeKind::memory, "mem" + std::to_string(s), server), half);
+  }
   const int switch_count = t.gpus_per_switch > 0 ? ceil_div(t.gpus, t.gpus_per_switch) : 0;
   for (int i = 0; i < switch_count; ++i) {
     switches.push_back(add_node(c, NodeKind::pcie_switch, "pcie" + std::to_string(i), server));

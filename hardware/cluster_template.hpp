@@ -29,9 +29,18 @@ struct LinkSpec {
 enum class NvlinkTopology { none, nvswitch, pairs };
 
 /// A server from parameters. GPUs fill PCIe switches in order (`gpus_per_switch` each; 0 puts
-/// each GPU on a CPU root port), switches are spread evenly over the sockets, NIC j sits next to
+/// GPU g on a root port of socket g·sockets/gpus: 8 GPUs on 2 sockets are 4 + 4, 4 are 2 + 2), switches are spread evenly over the sockets, NIC j sits next to
 /// GPU j·gpus/nics. With NVSwitch the server has one logical switch, and each GPU's link to it
 /// carries the GPU's whole NVLink bandwidth; with pairs GPU 2k is bridged to GPU 2k+1.
+///
+/// Host memory (optional): each socket s gets a node "mem<s>" joined to its CPU by a `memory`
+/// link. Without P2P a staged transfer is written into host DRAM by one device and read out by the
+/// next, so its route is ... -> cpu -> mem -> cpu -> ... (router.hpp) and each byte crosses the
+/// socket's memory twice, once each way. DRAM bandwidth is one budget B for reads and writes
+/// together (the DDR bus is half duplex), i.e. write + read <= B. A staged flow at rate r writes
+/// r and reads r, so the flows staged in one socket's memory satisfy 2·Σr <= B, i.e. Σr <= B/2:
+/// exactly a duplex link with B/2 per direction, as every flow on it uses both directions at the
+/// same rate. So `bytes_per_s` is B and the link gets B/2 each way.
 struct ServerTemplate {
   int gpus = 1;
   NvlinkTopology nvlink = NvlinkTopology::none;
@@ -42,6 +51,8 @@ struct ServerTemplate {
   LinkSpec socket_link;          ///< between every two sockets (UPI, xGMI)
   bool p2p = true;               ///< false: GPU-to-GPU traffic goes through host memory (a CPU)
   int nics = 0;
+  /// Per socket: bytes_per_s = DRAM bandwidth B, reads and writes together (see above).
+  std::optional<LinkSpec> host_memory;
 };
 
 /// A server drawn link by link (hardware YAML `server: {nodes, links}`, `topo import`).

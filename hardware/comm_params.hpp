@@ -12,6 +12,9 @@ struct CommParams {
   double nvlink_efficiency = 0.8;
   double pcie_efficiency = 0.8;
   double network_efficiency = 0.9;
+  // Fraction of host DRAM bandwidth that staged (no-P2P) transfers sustain, on `memory` links
+  // (cluster_template.hpp). Unused unless the server has `host_memory`.
+  double host_memory_efficiency = 0.8;
   // Per-step latency of one algorithm step (one ring hop, one tree level), picoseconds.
   std::int64_t ring_step_latency_ps = 5'000'000;
   std::int64_t tree_step_latency_ps = 5'000'000;

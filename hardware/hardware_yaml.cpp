@@ -115,12 +115,13 @@ Cluster read_preset_mapping(const Field& f) {
 }  // namespace
 
 void read_comm_params(const Field& f, CommParams& c) {
-  f.check_keys({"nvlink_efficiency", "pcie_efficiency", "network_efficiency", "ring_step_latency",
-                "tree_step_latency", "network_step_latency", "nvls", "nvls_efficiency", "nvls_latency",
-                "launch_latency", "pipeline_chunk", "pipeline_pass_overhead"});
+  f.check_keys({"nvlink_efficiency", "pcie_efficiency", "network_efficiency", "host_memory_efficiency",
+                "ring_step_latency", "tree_step_latency", "network_step_latency", "nvls", "nvls_efficiency",
+                "nvls_latency", "launch_latency", "pipeline_chunk", "pipeline_pass_overhead"});
   if (auto v = f.optional("nvlink_efficiency")) c.nvlink_efficiency = read_fraction(*v);
   if (auto v = f.optional("pcie_efficiency")) c.pcie_efficiency = read_fraction(*v);
   if (auto v = f.optional("network_efficiency")) c.network_efficiency = read_fraction(*v);
+  if (auto v = f.optional("host_memory_efficiency")) c.host_memory_efficiency = read_fraction(*v);
   if (auto v = f.optional("ring_step_latency")) c.ring_step_latency_ps = v->as_duration_ps();
   if (auto v = f.optional("tree_step_latency")) c.tree_step_latency_ps = v->as_duration_ps();
   if (auto v = f.optional("network_step_latency")) c.network_step_latency_ps = v->as_duration_ps();

@@ -74,6 +74,8 @@ Dag shortest_route_dag(const G& g, Vertex source) {
 // from its out vertex and arrive at its node vertex, so no route passes through a GPU. Without
 // P2P, layer 1 means "may deliver": the route has passed a CPU (host memory) or arrives over
 // NVLink (a bridge still does P2P); such links lead from layer 0 to layer 1, and routes end there.
+// Where a CPU has a host-memory node, passing the CPU is not enough: the route must enter the
+// memory node (and come back out through the CPU).
 struct Router::Graph {
   BoostGraph g;
   int nodes = 0, block = 0, layers = 1;
@@ -95,13 +97,18 @@ Router::Router(const Cluster& cluster) : cluster_(cluster), graph_(std::make_sha
   G.gpu_of_node.assign(cluster.nodes.size(), -1);
   for (int gpu = 0; gpu < cluster.gpu_count(); ++gpu) G.gpu_of_node[cluster.gpu_nodes[gpu]] = gpu;
   G.g = BoostGraph(static_cast<std::size_t>(G.block * G.layers));
+  std::vector<bool> has_memory(cluster.nodes.size(), false);  // CPUs with a host-memory node
+  for (const Link& link : cluster.links) has_memory[link.from] = has_memory[link.from] || link.kind == LinkKind::memory;
   for (int l = 0; l < static_cast<int>(cluster.links.size()); ++l) {
     const Link& link = cluster.links[l];
     const NodeKind to = cluster.nodes[link.to].kind;
     // Entering a CPU (host bridge) counts as two hops: NCCL ranks host-bridge paths below
     // switch and network paths, so cross-rail traffic takes the spines, not a peer's PCIe tree.
     const std::int64_t weight = link.kind == LinkKind::nvlink ? 1 : to == NodeKind::cpu ? 2 * kNonNvlinkCost : kNonNvlinkCost;
-    const bool delivers = to == NodeKind::cpu || (to == NodeKind::gpu && link.kind == LinkKind::nvlink);
+    // Staging happens in host memory: in the memory node where the CPU has one (the route goes
+    // cpu -> mem -> cpu, crossing the memory link both ways), else in the CPU itself.
+    const bool delivers = to == NodeKind::memory || (to == NodeKind::cpu && !has_memory[link.to]) ||
+                          (to == NodeKind::gpu && link.kind == LinkKind::nvlink);
     for (int layer = 0; layer < G.layers; ++layer) {
       const int next = G.layers == 2 && delivers ? 1 : layer;
       const bool network = link.kind == LinkKind::infiniband || link.kind == LinkKind::ethernet;

@@ -6,8 +6,11 @@
 // two, as NCCL ranks host-bridge paths last), then fewest links. So two GPUs on one NVSwitch talk
 // over NVLink even though a shared PCIe switch is as many hops away, as NCCL does. A route never passes through a third GPU (no GPU forwards traffic). When the cluster has
 // no GPU peer-to-peer over PCIe (Cluster::gpu_p2p false), every route that does not arrive over
-// NVLink passes through a CPU: the transfer is staged in host memory. Complexity: one Dijkstra per source, O(E log V); routes to a
-// destination are enumerated from its predecessor DAG on first request.
+// NVLink passes through a CPU: the transfer is staged in host memory. Where the server models host
+// memory (cluster_template.hpp), the route goes into that socket's memory node and back out
+// (cpu -> mem -> cpu); a staged transfer between sockets then has two equal-cost routes (staged
+// on either side) and is split over both. Complexity: one Dijkstra per source, O(E log V); routes
+// to a destination are enumerated from its predecessor DAG on first request.
 #pragma once
 
 #include <memory>

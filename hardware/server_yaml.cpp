@@ -39,7 +39,7 @@ LinkSpec read_link_figures(const Field& f, LinkSpec s) {
 ServerTemplate read_pcie_side(const Field& f, const GpuSpec& gpu, ServerTemplate t);
 
 ServerTemplate read_template(const Field& f, const GpuSpec& gpu) {
-  f.check_keys({"gpus", "nvlink", "pcie", "sockets", "socket_link", "p2p", "nics"});
+  f.check_keys({"gpus", "nvlink", "pcie", "sockets", "socket_link", "p2p", "nics", "host_memory"});
   ServerTemplate t;
   t.gpus = static_cast<int>(f.required("gpus").as_positive_int());
   if (auto nv = f.optional("nvlink")) {
@@ -74,6 +74,11 @@ ServerTemplate read_pcie_side(const Field& f, const GpuSpec& gpu, ServerTemplate
   }
   if (auto v = f.optional("p2p")) t.p2p = v->as_bool();
   if (auto v = f.optional("nics")) t.nics = static_cast<int>(v->as_non_negative_int());
+  if (auto m = f.optional("host_memory")) {
+    // Per socket; bandwidth is reads and writes together (cluster_template.hpp halves it per direction).
+    m->check_keys({"bandwidth", "latency", "label"});
+    t.host_memory = read_link_figures(*m, LinkSpec{LinkKind::memory, 0, 0, 1, "host memory"});
+  }
   return t;
 }
 

@@ -21,6 +21,7 @@ const char* kind_name(NodeKind k) {
     case NodeKind::cpu: return "cpu";
     case NodeKind::nic: return "nic";
     case NodeKind::network_switch: return "network_switch";
+    case NodeKind::memory: return "memory";
   }
   return "?";
 }
@@ -32,6 +33,7 @@ const char* kind_name(LinkKind k) {
     case LinkKind::socket: return "socket";
     case LinkKind::infiniband: return "infiniband";
     case LinkKind::ethernet: return "ethernet";
+    case LinkKind::memory: return "memory";
   }
   return "?";
 }

@@ -24,6 +24,7 @@ double effective_bytes_per_s(const hw::Link& link, const hw::CommParams& params)
     case hw::LinkKind::socket: return link.bytes_per_s * params.pcie_efficiency;
     case hw::LinkKind::infiniband:
     case hw::LinkKind::ethernet: return link.bytes_per_s * params.network_efficiency;
+    case hw::LinkKind::memory: return link.bytes_per_s * params.host_memory_efficiency;
   }
   return link.bytes_per_s;
 }

@@ -36,7 +36,7 @@ class Network {
 
 /// Payload bandwidth of a link under NCCL's Simple protocol: bytes_per_s × the efficiency of its
 /// kind (nvlink_efficiency; pcie_efficiency for PCIe and CPU-socket links; network_efficiency
-/// for InfiniBand and Ethernet).
+/// for InfiniBand and Ethernet; host_memory_efficiency for host-memory links).
 double effective_bytes_per_s(const hw::Link& link, const hw::CommParams& params);
 
 /// The routes (cluster link indices) a transfer from GPU `from` to GPU `to` takes: all

@@ -22,4 +22,20 @@ expect_status 2 "bad size"
 run_stepsim collective --hardware dgx-a100 --algo nvls -b 1M -e 1M
 expect_status 2 "nvls on A100"
 
+# rtx5090 against [R8] (shared/data/README.md 8b, nccl #1639): all_reduce busbw at 1-8 GB is
+# 28 GB/s on 8 GPUs and 35 on 4; hardware/presets/rtx5090.yaml fits host_memory_efficiency to the
+# first and pcie_efficiency to the second. Within 10 % at 1 GiB.
+# expect_busbw_within GPUS PUBLISHED: avg busbw of a 1 GiB all_reduce within 10 % of PUBLISHED.
+expect_busbw_within() {
+  run_stepsim collective --hardware rtx5090 --gpus "$1" -b 1G -e 1G --json
+  expect_status 0 "rtx5090 $1 GPUs"
+  local busbw
+  busbw=$(printf '%s' "$out" | sed -n 's/.*"avg_busbw_gbps": \([0-9.]*\).*/\1/p')
+  checks=$((checks + 1))
+  awk -v b="$busbw" -v p="$2" 'BEGIN { exit !(b != "" && b >= 0.9 * p && b <= 1.1 * p) }' ||
+    fail "rtx5090 $1 GPUs: busbw '$busbw' GB/s, published $2 (within 10 %)"
+}
+expect_busbw_within 8 28
+expect_busbw_within 4 35
+
 finish
