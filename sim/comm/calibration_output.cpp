@@ -54,6 +54,7 @@ std::string comm_yaml(const hw::CommParams& p) {
   fraction("nvlink_efficiency", p.nvlink_efficiency);
   fraction("pcie_efficiency", p.pcie_efficiency);
   fraction("network_efficiency", p.network_efficiency);
+  fraction("host_memory_efficiency", p.host_memory_efficiency);
   out << "  ring_step_latency: " << duration_text(p.ring_step_latency_ps) << "\n"
       << "  tree_step_latency: " << duration_text(p.tree_step_latency_ps) << "\n"
       << "  network_step_latency: " << duration_text(p.network_step_latency_ps) << "\n"
@@ -61,7 +62,8 @@ std::string comm_yaml(const hw::CommParams& p) {
   fraction("nvls_efficiency", p.nvls_efficiency);
   out << "  nvls_latency: " << duration_text(p.nvls_latency_ps) << "\n"
       << "  launch_latency: " << duration_text(p.launch_latency_ps) << "\n"
-      << "  pipeline_chunk: " << p.pipeline_chunk_bytes << "B\n";
+      << "  pipeline_chunk: " << p.pipeline_chunk_bytes << "B\n"
+      << "  pipeline_pass_overhead: " << duration_text(p.pipeline_pass_overhead_ps) << "\n";
   return out.str();
 }
 
