@@ -50,6 +50,14 @@ void check_request(const hw::Cluster& cluster, const CollectiveRequest& req, std
 
 }  // namespace
 
+bool use_coarse_mode(std::size_t ranks, bool cluster_is_large) {
+  return ranks > 2 && (cluster_is_large || ranks > kCoarseAboveRanks);
+}
+
+bool use_coarse_mode(Fidelity fidelity, std::size_t ranks) {
+  return fidelity == Fidelity::automatic ? use_coarse_mode(ranks) : fidelity == Fidelity::coarse;
+}
+
 CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const std::vector<core::StreamId>& streams) {
   check_request(net.cluster(), req, streams.size());
   CollectiveTasks out;
