@@ -1,5 +1,9 @@
 // `stepsim collective`: nccl-tests' *_perf on simulated hardware, and calibration of a hardware
 // file's `comm:` parameters from a real nccl-tests log.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
@@ -21,6 +25,40 @@ std::int64_t size_option(const po::variables_map& vm, const char* name) {
     throw UsageError(std::string("--") + name + ": expected a size such as 8, 1M or 8G, found '" + text + "'");
   return *bytes;
 }
+
+comm::Fidelity fidelity_option(const po::variables_map& vm) {
+  const auto text = vm["fidelity"].as<std::string>();
+  if (text == "auto") return comm::Fidelity::automatic;
+  if (text == "full") return comm::Fidelity::full;
+  if (text == "coarse") return comm::Fidelity::coarse;
+  throw UsageError("--fidelity: expected auto, full or coarse, found '" + text + "'");
+}
+
+// A progress line on stderr while the sizes run (only on a terminal), like `sweep`'s: a
+// full-fidelity sweep over a hundred ranks or more takes minutes a size. Cleared at the end.
+class SizeProgress {
+ public:
+  SizeProgress(bool enabled, std::size_t sizes) : enabled_(enabled), sizes_(sizes) { draw(0); }
+  ~SizeProgress() {
+    if (enabled_) std::fprintf(stderr, "\r\033[K");
+  }
+  SizeProgress(const SizeProgress&) = delete;
+  SizeProgress& operator=(const SizeProgress&) = delete;
+  void draw(std::size_t done) const {
+    if (!enabled_) return;
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    constexpr std::size_t kWidth = 30;
+    const std::size_t filled = sizes_ == 0 ? kWidth : done * kWidth / sizes_;
+    std::fprintf(stderr, "\r[%s%s]  %zu/%zu sizes  %.1f s\033[K", std::string(filled, '#').c_str(),
+                 std::string(kWidth - filled, '.').c_str(), done, sizes_, elapsed_s);
+    std::fflush(stderr);
+  }
+
+ private:
+  bool enabled_;
+  std::size_t sizes_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 
 hw::ClusterShape shape_of(const po::variables_map& vm) {
   hw::ClusterShape shape;
@@ -44,9 +82,12 @@ int run_sweep(const po::variables_map& vm) {
   std::vector<int> gpus;
   for (int g = 0; g < cluster.gpu_count(); ++g) gpus.push_back(g);
   const auto sizes = comm::size_sweep(min, max, factor);
+  const comm::Fidelity fidelity = fidelity_option(vm);
   comm::PerfTable table;
   try {
-    table = comm::simulate_sweep(router, *op, gpus, sizes, *algo);
+    const SizeProgress progress(isatty(STDERR_FILENO) != 0, sizes.size());
+    table = comm::simulate_sweep(router, *op, gpus, sizes, *algo, true, fidelity,
+                                 [&](std::size_t done) { progress.draw(done); });
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--algo ") + comm::to_string(*algo) + ": " + e.what());
   }
@@ -55,7 +96,8 @@ int run_sweep(const po::variables_map& vm) {
   } else {
     std::cout << comm::format_table(table, "stepsim collective: " + comm::to_string(*op) + " over " +
                                                std::to_string(gpus.size()) + " GPUs of " + cluster.name +
-                                               " (simulated; in-place = out-of-place)");
+                                               " (simulated" + (comm::use_coarse_mode(fidelity, gpus.size()) ? ", coarse: rings folded, trees on paper" : "") +
+                                               "; in-place = out-of-place)");
   }
   return 0;
 }
@@ -87,11 +129,14 @@ int run_collective(const Args& args) {
       ("maxbytes,e", po::value<std::string>()->default_value("8G"), "largest size")
       ("stepfactor,f", po::value<std::int64_t>()->default_value(2), "size multiplier")
       ("algo", po::value<std::string>()->default_value("auto"), "auto, ring, tree, nvls, hierarchical, direct")
+      ("fidelity", po::value<std::string>()->default_value("auto"),
+       "auto (coarse above 8 ranks), full (every step) or coarse (each ring folded into one flow; "
+       "algorithms without a folded form, such as tree, timed on paper)")
       ("json", "print JSON instead of the nccl-tests table")
       ("calibrate", po::value<std::string>(), "fit the hardware's comm: parameters to this nccl-tests log")
       ("output,o", po::value<std::string>(), "with --calibrate: write the fitted hardware YAML here");
   const auto vm = parse_command_line(
-      "collective", "--hardware HW [--op OP] [--gpus N | --nodes N] [-b MIN] [-e MAX] [-f F] [--algo A] [--json]\n"
+      "collective", "--hardware HW [--op OP] [--gpus N | --nodes N] [-b MIN] [-e MAX] [-f F] [--algo A] [--fidelity F] [--json]\n"
       "       stepsim collective --calibrate LOG --hardware HW -o OUT.yaml",
       "Simulate nccl-tests' *_perf on a machine, or calibrate its collective parameters from a log.",
       options, {}, args);

@@ -1,10 +1,12 @@
 #include "sim/comm/collective.hpp"
 
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 
 #include "sim/comm/algorithm.hpp"
+#include "sim/comm/folded_ring.hpp"
 #include "sim/comm/plan_input.hpp"
 
 namespace stepsim::comm {
@@ -21,16 +23,15 @@ TaskId join_all(core::Engine& engine, const std::vector<TaskId>& tasks) {
 }
 
 TaskId emit_transfer(Network& net, const CollectiveRequest& req, const PlannedTransfer& t,
-                     const std::vector<TaskId>& deps) {
+                     std::optional<std::int64_t> folded_latency_ps, const std::vector<TaskId>& deps) {
   core::Engine& engine = net.engine();
   if (t.is_join) return join_all(engine, deps);
-  const auto routes = hop_routes(net.router(), req.gpus[static_cast<std::size_t>(t.src)],
-                                 req.gpus[static_cast<std::size_t>(t.dst)], t.hop);
+  const auto routes = planned_routes(net.router(), req.gpus, t);
   const auto wire = static_cast<std::int64_t>(static_cast<double>(t.bytes) * t.wire_factor + 0.5);
   const auto shares = split_bytes(wire, static_cast<int>(routes.size()));
   std::vector<TaskId> parts;
   for (std::size_t i = 0; i < routes.size(); ++i) {
-    const auto latency = core::picoseconds(transfer_latency_ps(net.cluster(), routes[i], t));
+    const auto latency = core::picoseconds(folded_latency_ps ? *folded_latency_ps : transfer_latency_ps(net.cluster(), routes[i], t));
     parts.push_back(engine.add_transfer(net.engine_route(routes[i]), shares[i], latency));
     for (TaskId d : deps) engine.add_dependency(d, parts.back());
   }
@@ -49,6 +50,14 @@ void check_request(const hw::Cluster& cluster, const CollectiveRequest& req, std
 
 }  // namespace
 
+bool use_coarse_mode(std::size_t ranks, bool cluster_is_large) {
+  return ranks > 2 && (cluster_is_large || ranks > kCoarseAboveRanks);
+}
+
+bool use_coarse_mode(Fidelity fidelity, std::size_t ranks) {
+  return fidelity == Fidelity::automatic ? use_coarse_mode(ranks) : fidelity == Fidelity::coarse;
+}
+
 CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const std::vector<core::StreamId>& streams) {
   check_request(net.cluster(), req, streams.size());
   CollectiveTasks out;
@@ -61,13 +70,15 @@ CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const
   const TaskId launch = engine.add_delay(core::picoseconds(net.cluster().comm.launch_latency_ps));
   engine.add_dependency(engine.arrival_marker(out.group), launch);
 
+  const auto folded = folded_ring_latencies(net.router(), req.gpus, plan);
   std::vector<TaskId> done;
   done.reserve(plan.transfers.size());
-  for (const auto& t : plan.transfers) {
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const auto& t = plan.transfers[i];
     std::vector<TaskId> deps;
     for (int a : t.after) deps.push_back(done[static_cast<std::size_t>(a)]);
     if (deps.empty()) deps.push_back(launch);
-    done.push_back(emit_transfer(net, req, t, deps));
+    done.push_back(emit_transfer(net, req, t, folded[i], deps));
   }
   for (std::size_t r = 0; r < out.members.size(); ++r) {
     std::vector<TaskId> mine;

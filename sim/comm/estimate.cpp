@@ -5,6 +5,7 @@
 
 #include "sim/comm/algorithm.hpp"
 #include "sim/comm/collective.hpp"
+#include "sim/comm/folded_ring.hpp"
 #include "sim/comm/plan_input.hpp"
 
 namespace stepsim::comm {
@@ -21,9 +22,7 @@ Paper lay_out(const hw::Router& router, const CollectiveRequest& req, const Step
     int level = 0;
     for (int a : t.after) level = std::max(level, p.level[static_cast<std::size_t>(a)] + (t.is_join ? 0 : 1));
     p.level.push_back(level);
-    p.routes.push_back(t.is_join ? std::vector<hw::Route>{}
-                                 : hop_routes(router, req.gpus[static_cast<std::size_t>(t.src)],
-                                              req.gpus[static_cast<std::size_t>(t.dst)], t.hop));
+    p.routes.push_back(planned_routes(router, req.gpus, t));
   }
   return p;
 }
@@ -33,6 +32,7 @@ double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes
 core::Duration walk(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan) {
   const hw::Cluster& cluster = router.cluster();
   const Paper p = lay_out(router, req, plan);
+  const auto folded = folded_ring_latencies(router, req.gpus, plan);
   // (level, link) -> bytes that level puts on the link; total bytes per link.
   const auto links = static_cast<std::int64_t>(cluster.links.size());
   auto key = [&](int level, int link) { return level * links + link; };
@@ -55,7 +55,8 @@ core::Duration walk(const hw::Router& router, const CollectiveRequest& req, cons
       double drain = 0;
       for (int l : r)
         drain = std::max(drain, load[key(p.level[i], l)] / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm));
-      busy = std::max(busy, static_cast<double>(transfer_latency_ps(cluster, r, t)) * 1e-12 + drain);
+      const auto latency_ps = folded[i] ? *folded[i] : transfer_latency_ps(cluster, r, t);
+      busy = std::max(busy, static_cast<double>(latency_ps) * 1e-12 + drain);
     }
     finish[i] = start + busy;
   }

@@ -30,8 +30,7 @@ class Hierarchical final : public CollectiveAlgorithm {
     std::vector<std::vector<int>> done(static_cast<std::size_t>(in.ranks));  // by rank
     auto run = [&](const std::vector<int>& members, std::int64_t steps, std::int64_t step_bytes, std::int64_t lat) {
       RingPhase phase{.members = members, .steps = static_cast<int>(steps), .step_bytes = step_bytes,
-                      .step_latency_ps = lat, .max_slices = kMaxSlices, .coarse = in.coarse,
-                      .server_of = in.server_of};
+                      .step_latency_ps = lat, .max_slices = kMaxSlices, .coarse = in.coarse};
       for (int r : members) phase.entry.push_back(done[static_cast<std::size_t>(r)]);
       const auto out = append_ring_phase(plan, phase, in.params);
       for (std::size_t i = 0; i < members.size(); ++i) done[static_cast<std::size_t>(members[i])] = out[i];

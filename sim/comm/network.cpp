@@ -51,13 +51,7 @@ std::int64_t transfer_latency_ps(const hw::Cluster& cluster, const hw::Route& ro
   std::int64_t links = 0;
   for (int l : route) links += cluster.links[static_cast<std::size_t>(l)].latency_ps;
   const bool leaves = leaves_server(cluster, route);
-  if (!transfer.network_steps)
-    return (transfer.step_latency_ps + links + (leaves ? cluster.comm.network_step_latency_ps : 0)) * transfer.latency_steps;
-  // Folded (coarse) ring: the step-mode walk pays the network, and this route's links when they
-  // leave the server, only network_steps times.
-  const int link_steps = leaves ? *transfer.network_steps : transfer.latency_steps;
-  return transfer.step_latency_ps * transfer.latency_steps + links * link_steps +
-         cluster.comm.network_step_latency_ps * *transfer.network_steps;
+  return (transfer.step_latency_ps + links + (leaves ? cluster.comm.network_step_latency_ps : 0)) * transfer.latency_steps;
 }
 
 }  // namespace stepsim::comm

@@ -47,8 +47,9 @@ std::vector<hw::Route> hop_routes(const hw::Router& router, int from, int to, Ho
 /// Whether a route uses an InfiniBand or Ethernet link (it leaves the server).
 bool leaves_server(const hw::Cluster& cluster, const hw::Route& route);
 
-/// Start latency of a planned transfer on `route`: latency_steps × (its step latency plus the
-/// links' own latencies) + network_steps × the network step latency.
+/// Start latency of a planned point-to-point transfer on `route`: latency_steps × (its step
+/// latency plus the links' own latencies, plus the network step latency when it leaves the
+/// server). A folded ring's is folded_ring_latencies()'.
 std::int64_t transfer_latency_ps(const hw::Cluster& cluster, const hw::Route& route, const PlannedTransfer& transfer);
 
 }  // namespace stepsim::comm

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "hardware/cluster.hpp"
 #include "hardware/router.hpp"
+#include "sim/comm/collective.hpp"
 #include "sim/comm/ops.hpp"
 
 namespace stepsim::comm {
@@ -33,11 +35,15 @@ struct PerfTable {
 };
 
 /// Simulates one collective of `bytes` over `gpus` in a fresh Engine (engine = true) or on paper
-/// with estimate() (engine = false).
+/// with estimate() (engine = false), at `fidelity` (automatic: coarse above kCoarseAboveRanks).
+/// Coarse folds rings and hierarchical phases; other algorithms are then timed on paper.
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
-                      Algorithm algorithm, bool engine = true);
+                      Algorithm algorithm, bool engine = true, Fidelity fidelity = Fidelity::automatic);
+/// simulate_size() for each size in turn; `on_row(rows done)` after each (a progress line).
 PerfTable simulate_sweep(const hw::Router& router, Op op, const std::vector<int>& gpus,
-                         const std::vector<std::int64_t>& sizes, Algorithm algorithm, bool engine = true);
+                         const std::vector<std::int64_t>& sizes, Algorithm algorithm, bool engine = true,
+                         Fidelity fidelity = Fidelity::automatic,
+                         const std::function<void(std::size_t)>& on_row = {});
 
 /// nccl-tests' -b/-e/-f: min, min·f, … up to max. Requires 0 < min <= max, factor >= 2.
 std::vector<std::int64_t> size_sweep(std::int64_t min_bytes, std::int64_t max_bytes, std::int64_t factor);

@@ -73,8 +73,7 @@ class Ring final : public CollectiveAlgorithm {
                       .entry = std::vector<std::vector<int>>(static_cast<std::size_t>(n)),
                       .step_latency_ps = in.params.ring_step_latency_ps,
                       .max_slices = kRingMaxSlices,
-                      .coarse = in.coarse,
-                      .server_of = in.server_of};
+                      .coarse = in.coarse};
       const auto done = append_ring_phase(plan, phase, in.params);
       for (std::size_t p = 0; p < orders[c].size(); ++p) {
         auto& rank = plan.rank_done[static_cast<std::size_t>(orders[c][p])];

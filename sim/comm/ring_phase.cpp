@@ -7,26 +7,17 @@ namespace stepsim::comm {
 namespace {
 
 std::vector<std::vector<int>> append_coarse(StepPlan& plan, const RingPhase& phase) {
-  const int n = static_cast<int>(phase.members.size());
-  // Step mode's latency critical path walks `steps` hops around the ring (ring_phase.hpp), so it
-  // leaves the server steps · crossings / n times.
-  int crossings = 0;
-  for (int p = 0; p < n; ++p)
-    crossings += phase.server_of[static_cast<std::size_t>(phase.members[static_cast<std::size_t>(p)])] !=
-                 phase.server_of[static_cast<std::size_t>(phase.members[static_cast<std::size_t>((p + 1) % n)])];
-  PlannedTransfer join{.is_join = true};
-  for (int p = 0; p < n; ++p) {
-    PlannedTransfer t{.src = phase.members[static_cast<std::size_t>(p)],
-                      .dst = phase.members[static_cast<std::size_t>((p + 1) % n)],
-                      .bytes = phase.step_bytes * phase.steps,
-                      .step_latency_ps = phase.step_latency_ps,
-                      .latency_steps = phase.steps,
-                      .network_steps = (phase.steps * crossings + n / 2) / n,
-                      .after = phase.entry[static_cast<std::size_t>(p)]};
-    join.after.push_back(plan.add(std::move(t)));
-  }
-  const int barrier = plan.add(std::move(join));
-  return std::vector<std::vector<int>>(static_cast<std::size_t>(n), std::vector<int>{barrier});
+  PlannedTransfer ring{.src = phase.members[0],
+                       .dst = phase.members[1],
+                       .bytes = phase.step_bytes * phase.steps,
+                       .step_latency_ps = phase.step_latency_ps,
+                       .latency_steps = phase.steps,
+                       .ring = phase.members};
+  for (const auto& entry : phase.entry) ring.after.insert(ring.after.end(), entry.begin(), entry.end());
+  std::sort(ring.after.begin(), ring.after.end());
+  ring.after.erase(std::unique(ring.after.begin(), ring.after.end()), ring.after.end());
+  const int folded = plan.add(std::move(ring));
+  return std::vector<std::vector<int>>(phase.members.size(), std::vector<int>{folded});
 }
 
 }  // namespace

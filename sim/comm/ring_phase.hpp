@@ -5,8 +5,8 @@
 // once slice j of step s−1 has arrived at p (and p's own entry has finished). Slices of a step
 // share the link; they matter when hops run at different speeds. On an idle ring this takes
 //   steps · (α + step_bytes / B)                   (DESIGN.md; Patarasuk & Yuan 2009)
-// Coarse mode folds the steps of each position into one flow of steps·step_bytes with steps·α of
-// latency, all started at once, and one barrier at the end.
+// Coarse mode folds the whole phase into one flow per ring (folded_ring.hpp): same bytes per hop,
+// the ring's common rate, and the step lattice's latency; every member is done when it ends.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,6 @@ struct RingPhase {
   std::int64_t step_latency_ps = 0;
   int max_slices = 1;
   bool coarse = false;
-  std::vector<int> server_of{};             ///< per rank (PlanInput::server_of), for coarse latency
 };
 
 /// Returns, per member, the transfers after which its part of the phase is done.

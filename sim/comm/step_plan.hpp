@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -30,16 +29,16 @@ struct PlannedTransfer {
   /// Per-step latency of the algorithm (CommParams) for one step; the emitter adds the network
   /// step latency when the route leaves the server, and the links' own latencies.
   std::int64_t step_latency_ps = 0;
-  int latency_steps = 1;        ///< coarse mode folds several steps, and their latencies, into one
-  /// How many network step latencies it pays; unset = latency_steps when its route leaves the
-  /// server, else none. Coarse mode sets it to the network hops along the folded ring walk.
-  std::optional<int> network_steps{};
+  int latency_steps = 1;        ///< steps it stands for: a folded ring's S (folded_ring.hpp)
+  /// Coarse mode: the ranks of a folded ring in ring order. Then the transfer is one flow around
+  /// all its hops, `bytes` is what each hop carries over all S steps, src/dst are ring[0], ring[1].
+  std::vector<int> ring{};
   /// Bytes on the wire per payload byte beyond the link's protocol efficiency (NVLS runs at its
   /// own efficiency: nvlink_efficiency / nvls_efficiency).
   double wire_factor = 1.0;
   std::vector<int> after{};     ///< indices of transfers that must finish first; none = at launch
-  /// A join moves nothing and takes no time: a point where many dependencies meet (coarse mode's
-  /// barrier), so n ranks waiting on n transfers cost 2n dependencies, not n².
+  /// A join moves nothing and takes no time: a point where many dependencies meet, so n ranks
+  /// waiting on n transfers cost 2n dependencies, not n².
   bool is_join = false;
 };
 

@@ -15,16 +15,6 @@
 #include "sim/plan/task_graph.hpp"
 
 namespace stepsim::plan {
-namespace {
-// Groups above this size use sim/comm's coarse mode (within 2 % of step-by-step, tests/sim/comm):
-// a step-by-step ring over 32 GPUs is 2·31 flows per rank per collective, and ZeRO-3 issues three
-// collectives per layer per microbatch, which made a 32-GPU 70B step take minutes to simulate.
-constexpr std::size_t kCoarseAboveRanks = 8;
-bool use_coarse(bool cluster_is_large, std::size_t ranks) {
-  return ranks > 2 && (cluster_is_large || ranks > kCoarseAboveRanks);
-}
-}  // namespace
-
 std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std::vector<int>& group,
                                            std::int64_t bytes, const std::vector<core::StreamId>& streams, int stage) {
   if (const auto& bw = b_.opt.hooks.comm_bytes_per_s) {
@@ -42,7 +32,7 @@ std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std
   request.op = op;
   request.gpus = group;
   request.bytes = bytes;
-  request.coarse = use_coarse(b_.coarse, group.size());
+  request.coarse = comm::use_coarse_mode(group.size(), b_.coarse);
   return comm::add_collective(*b_.network, request, streams).members;
 }
 
@@ -107,7 +97,7 @@ core::Duration Collectives::concurrent_time(const std::vector<std::vector<int>>&
     request.op = op;
     request.gpus = g;
     request.bytes = bytes;
-    request.coarse = use_coarse(b_.coarse, g.size());
+    request.coarse = comm::use_coarse_mode(g.size(), b_.coarse);
     comm::add_collective(network, request, streams);
   }
   return engine.run().makespan - core::TimePoint{};

@@ -1,5 +1,4 @@
-// Pins sim/comm/collective.cpp and the algorithms against physics: the ring formula, coarse mode,
-// max-min sharing between collectives, and estimate() against the engine.
+// Pins sim/comm/collective.cpp and the algorithms against physics: the ring formula, max-min sharing between collectives, and estimate() against the engine.
 #include <doctest/doctest.h>
 
 #include "comm_fixture.hpp"
@@ -35,18 +34,6 @@ TEST_CASE("ring all-gather and reduce-scatter take (n-1) steps of S/n") {
     const CollectiveRequest req{.op = op, .gpus = first_gpus(4), .bytes = 4'000'000, .algorithm = Algorithm::ring};
     CHECK(run_together(router, {req}).front() == doctest::Approx(36.0).epsilon(1e-9));
   }
-}
-
-TEST_CASE("coarse mode agrees with step mode within 2 % on a 16-GPU, 2-server ring") {
-  // Coarse folds 8 rings x 30 steps into 8 x 16 flows; at 4 GiB its serial latency (~0.15 ms)
-  // is under 1 % of the ~21 ms of data, and the bytes per link are the same.
-  const auto cluster = hw::load_cluster("dgx-h100", shape(2, std::nullopt));
-  const hw::Router router(cluster);
-  CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(16), .bytes = 4LL << 30, .algorithm = Algorithm::ring};
-  const double step = run_together(router, {req}).front();
-  req.coarse = true;
-  const double coarse = run_together(router, {req}).front();
-  CHECK(coarse == doctest::Approx(step).epsilon(0.02));
 }
 
 TEST_CASE("two collectives that share a link slow each other as max-min sharing says") {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# stepsim collective over large groups: 128 ranks fold their rings by default (--fidelity auto,
+# comm::use_coarse_mode) and finish in seconds; step mode took over ten minutes here.
+source "$SOURCE_DIR/tests/cli/lib.sh"
+
+# The tuner picks tree here (timed on paper at coarse fidelity); --algo ring runs the folded ring
+# in the engine up to 256 MiB. Both take under a second in Release; the bound leaves room for the
+# sanitizer build and catches a fall back to step mode (minutes).
+start=$SECONDS
+run_stepsim collective --hardware dgx-a100 --nodes 128 --gpus 1 -b 1M -e 16M -f 4
+expect_status 0 "128 ranks, auto"
+expect_stdout_contains "over 128 GPUs of dgx-a100 (simulated, coarse: rings folded, trees on paper;" "title says coarse"
+expect_stdout_contains "    16777216       4194304     float     sum      -1" "last size row"
+expect_stdout_contains "# Avg bus bandwidth    :" "nccl-tests closing line"
+
+run_stepsim collective --hardware dgx-a100 --nodes 128 --gpus 1 -b 1M -e 256M -f 4 --algo ring
+expect_status 0 "128 ranks, folded ring"
+expect_stdout_contains "   268435456      67108864     float     sum      -1" "256 MiB row"
+checks=$((checks + 1))
+[ $((SECONDS - start)) -le 60 ] || fail "128 ranks took $((SECONDS - start)) s; coarse mode should take seconds"
+
+run_stepsim collective --hardware dgx-a100 --nodes 2 --gpus 8 -b 16M -e 16M --algo ring --fidelity full
+expect_status 0 "full fidelity on 16 ranks"
+expect_stdout_contains "over 16 GPUs of dgx-a100 (simulated; in-place" "title without folding"
+
+run_stepsim collective --hardware dgx-a100 -b 1M -e 1M --fidelity exact
+expect_status 2 "bad fidelity"
+expect_stderr "--fidelity: expected auto, full or coarse, found 'exact'" "bad fidelity message"
+
+finish
