@@ -3,6 +3,7 @@
 // the TP collectives between them on the compute stream, ZeRO-3 parameter prefetch and gradient
 // reduce-scatter, and the activation memory each pass keeps.
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "sim/plan/task_graph.hpp"
@@ -90,9 +91,16 @@ class StageEmitter {
     if (b_.fused) {
       const bool recomputes = b_.layer.transient_bytes > 0;
       if (recomputes) transient(+b_.layer.transient_bytes);
-      fused(TaskCategory::backward_input);
+      // The pass that completes the chunk's gradients is cut into one piece per layer, so that
+      // DP buckets leave as their layers finish (DDP's overlap) instead of after the whole pass.
+      const bool buckets_overlap = b_.grid.dp() > 1 && b_.st.dp_overlap && !b_.schedule.splits_weight_gradient &&
+                                   index_ == last_pass_of_chunk(pass_.chunk);
+      fused(TaskCategory::backward_input, buckets_overlap ? n : 1, [&](int piece) {
+        if (buckets_overlap) gradient_ready(first_layer() + n - 1 - piece);
+      });
       if (recomputes) transient(-b_.layer.transient_bytes);
-      for (int i = 0; i < n && !b_.schedule.splits_weight_gradient; ++i) gradient_ready(first_layer() + i);
+      for (int i = 0; i < n && !b_.schedule.splits_weight_gradient && !buckets_overlap; ++i)
+        gradient_ready(first_layer() + i);
     } else {
       if (last_vstage()) segments(b_.logits.bwd, TaskCategory::backward_input, -1);
       for (int i = 0; i < n; ++i) {
@@ -109,22 +117,30 @@ class StageEmitter {
     if (!b_.schedule.splits_weight_gradient) end_backward();
   }
 
-  // One compute task and one TP collective for the whole pass (task_builder_fused.cpp).
-  void fused(TaskCategory cat) {
+  // One compute task and one TP collective for the whole pass (task_builder_fused.cpp), or
+  // `pieces` equal shares of both in turn, calling after_piece(k) after the k-th.
+  void fused(TaskCategory cat, int pieces = 1, const std::function<void(int)>& after_piece = {}) {
     const auto key = std::make_pair(static_cast<int>(pass_.kind), vstage_);
     auto it = fused_cache_.find(key);
     if (it == fused_cache_.end())
       it = fused_cache_.emplace(key, fused_pass(b_, pass_.kind, vstage_, b_.grid.tp_group(b_.global_of[all_.front()]))).first;
     const FusedPass fp = it->second;
-    for (int r : all_) tail_[r] = b_.compute(r, fp.compute_ps, cat, -1, pass_.microbatch, pass_.chunk);
-    if (fp.tp.ps == 0) return;
-    for (const auto& g : groups_) {
-      std::vector<core::StreamId> streams;
-      for (int r : g) streams.push_back(b_.stream(r, Slot::compute));
-      auto members = b_.collectives.timed(streams, fp.tp);
-      b_.record_members(members, g, CommClass::tp, comm::Op::all_reduce, b_.tp_bytes, -1, pass_.microbatch,
-                        pass_.chunk, Slot::compute);
-      for (std::size_t k = 0; k < g.size(); ++k) tail_[g[k]] = members[k];
+    for (int k = 0; k < pieces; ++k) {
+      const bool last = k == pieces - 1;
+      const std::int64_t compute = last ? fp.compute_ps - (pieces - 1) * (fp.compute_ps / pieces) : fp.compute_ps / pieces;
+      const core::Duration tp{last ? fp.tp.ps - (pieces - 1) * (fp.tp.ps / pieces) : fp.tp.ps / pieces};
+      for (int r : all_) tail_[r] = b_.compute(r, compute, cat, -1, pass_.microbatch, pass_.chunk);
+      if (tp.ps > 0) {
+        for (const auto& g : groups_) {
+          std::vector<core::StreamId> streams;
+          for (int r : g) streams.push_back(b_.stream(r, Slot::compute));
+          auto members = b_.collectives.timed(streams, tp);
+          b_.record_members(members, g, CommClass::tp, comm::Op::all_reduce, b_.tp_bytes, -1, pass_.microbatch,
+                            pass_.chunk, Slot::compute);
+          for (std::size_t m = 0; m < g.size(); ++m) tail_[g[m]] = members[m];
+        }
+      }
+      if (after_piece) after_piece(k);
     }
   }
 
