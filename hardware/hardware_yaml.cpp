@@ -92,10 +92,12 @@ ClusterTemplate load_template(const std::string& name_or_path, const fs::path& b
 }
 
 Cluster read_preset_mapping(const Field& f) {
-  f.check_keys({"preset", "nodes", "gpus", "comm", "price_per_gpu_hour"});
+  f.check_keys({"preset", "gpu", "nodes", "gpus", "comm", "price_per_gpu_hour"});
   const Field preset = f.required("preset");
   const fs::path base = fs::path(f.file()).parent_path();
   ClusterTemplate t = load_template(preset.as_string(), base, preset.pos(), preset.path());
+  // The same box with another GPU (a DGX A100 of 40 GB cards, say): its links stay the preset's.
+  if (auto v = f.optional("gpu")) t.gpu = find_gpu_spec(v->as_string(), v->pos(), v->path());
   ClusterShape shape;
   Blame nodes{f.pos(), f.path()}, gpus{f.pos(), f.path()};
   if (auto v = f.optional("nodes")) {

@@ -60,6 +60,20 @@ TEST_CASE("a scenario's hardware value: a preset name, a preset with shape, or i
   CHECK(b.comm.nvls);
 }
 
+TEST_CASE("a preset can take another GPU: the same box and links, that GPU's figures") {
+  auto doc = config::YamlDocument::load_string(
+      "a: {preset: dgx-a100, gpu: a100-40gb, nodes: 2}\nb: {preset: dgx-a100, gpu: A100-SXM4-4GB}\n", "s.yaml");
+  const Cluster a = read_cluster(doc.root().required("a"));
+  CHECK(a.gpu.name == "A100-SXM4-40GB");
+  CHECK(a.gpu.memory_bytes == 40LL * 1024 * 1024 * 1024);
+  CHECK(a.gpu_count() == 16);
+  CHECK_THROWS_WITH(read_cluster(doc.root().required("b")),
+                    "s.yaml:2:28: b.gpu: unknown GPU 'A100-SXM4-4GB'; did you mean 'A100-SXM4-40GB'? (known GPUs: "
+                    "V100-SXM2-16GB, V100-SXM2-32GB, A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, "
+                    "H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, "
+                    "RTX-5090, RTX-3090)");
+}
+
 void check_error(const std::string& yaml, const std::string& message) {
   CHECK_THROWS_WITH(load_cluster_text(yaml, "hw.yaml"), message.c_str());
 }
