@@ -30,6 +30,20 @@ Training read_training(const Field& f) {
   return t;
 }
 
+// A precision the GPU has no tensor-core rate for (bf16 on V100, fp8 on A100) would time every
+// GEMM at 0 FLOP/s: refuse it where it is written, or at `training` when it is the default.
+void check_precision(const hw::GpuSpec& gpu, Precision p, const Field& training) {
+  const hw::Dtype d = p == Precision::bf16 ? hw::Dtype::bf16 : p == Precision::fp16 ? hw::Dtype::fp16 : hw::Dtype::fp8;
+  if (gpu.peak.of(d) > 0) return;
+  const char* name = p == Precision::bf16 ? "bf16" : p == Precision::fp16 ? "fp16" : "fp8";
+  std::string has;
+  for (const auto& [n, dt] : {std::pair{"bf16", hw::Dtype::bf16}, {"fp16", hw::Dtype::fp16}, {"fp8", hw::Dtype::fp8}})
+    if (gpu.peak.of(dt) > 0) has += std::string(has.empty() ? "" : " or ") + n;
+  const std::string message = gpu.name + " has no " + name + " tensor cores; expected precision " + has;
+  if (auto f = training.optional("precision")) f->fail(message);
+  training.fail(message + " (bf16 is the default: set training.precision)");
+}
+
 int read_int(const Field& f, std::int64_t low, std::int64_t high) {
   const std::int64_t v = f.as_int();
   if (v < low || v > high)
@@ -148,7 +162,9 @@ Scenario read_scenario(const config::YamlDocument& doc) {
   s.name = root.has("name") ? root.required("name").as_string() : root.file();
   s.cluster = hw::read_cluster(root.required("hardware"));
   s.model = models::read_model(root.required("model"));
-  s.training = read_training(root.required("training"));
+  const Field training = root.required("training");
+  s.training = read_training(training);
+  check_precision(s.cluster.gpu, s.training.precision, training);
   // A scenario with a `sweep:` section (read by sim/sweep) needs no strategies of its own.
   const bool sweep = root.has("sweep");
   const auto list = sweep ? root.optional("strategies") : std::optional<Field>(root.required("strategies"));

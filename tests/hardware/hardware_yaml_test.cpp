@@ -101,13 +101,13 @@ TEST_CASE("mistakes in hardware YAML are positioned and say what was expected") 
 
 TEST_CASE("an unknown preset lists the presets and suggests the closest") {
   CHECK_THROWS_WITH(load_cluster("dgx-a10"),
-                    "unknown hardware preset 'dgx-a10'; did you mean 'dgx-a100'? (presets: a100-pcie, dgx-a100, "
-                    "dgx-h100, h100-pcie-nvlink, hgx-h200, rtx3090-nvlink, rtx4090, rtx5090; or give a path to a "
+                    "unknown hardware preset 'dgx-a10'; did you mean 'dgx-a100'? (presets: a100-pcie, dgx-2, "
+                    "dgx-a100, dgx-h100, h100-pcie-nvlink, hgx-h200, rtx3090-nvlink, rtx4090, rtx5090; or give a path to a "
                     "hardware YAML file)");
   auto doc = config::YamlDocument::load_string("hardware: {preset: dgx-h10, nodes: 2}\n", "s.yaml");
   CHECK_THROWS_WITH(read_cluster(doc.root().required("hardware")),
                     "s.yaml:1:20: hardware.preset: unknown hardware preset 'dgx-h10'; did you mean 'dgx-h100'? (presets: "
-                    "a100-pcie, dgx-a100, dgx-h100, h100-pcie-nvlink, hgx-h200, rtx3090-nvlink, rtx4090, rtx5090; or "
+                    "a100-pcie, dgx-2, dgx-a100, dgx-h100, h100-pcie-nvlink, hgx-h200, rtx3090-nvlink, rtx4090, rtx5090; or "
                     "give a path to a hardware YAML file)");
 }
 

@@ -48,3 +48,15 @@ TEST_CASE("an unknown link name suggests the closest") {
     CHECK(std::string(e.what()).find("did you mean 'gpu0-nvswitch0'?") != std::string::npos);
   }
 }
+
+TEST_CASE("a precision the GPU has no tensor cores for is refused where it is written, or at training") {
+  const std::string head = "name: v\nhardware: {preset: dgx-2, gpus: 2}\nmodel: llama-2-7b\n";
+  const std::string tail = "strategies:\n  - {name: a, tp: 2}\n";
+  CHECK_THROWS_WITH(plan_test::scenario(head + "training: {seq_len: 1024, global_batch: 8}\n" + tail),
+                    "test.yaml:4:11: training: V100-SXM2-32GB has no bf16 tensor cores; expected precision fp16 (bf16 "
+                    "is the default: set training.precision)");
+  CHECK_THROWS_WITH(plan_test::scenario(head + "training: {seq_len: 1024, global_batch: 8, precision: fp8}\n" + tail),
+                    "test.yaml:4:55: training.precision: V100-SXM2-32GB has no fp8 tensor cores; expected precision fp16");
+  CHECK(plan_test::scenario(head + "training: {seq_len: 1024, global_batch: 8, precision: fp16}\n" + tail)
+            .training.precision == Precision::fp16);
+}
