@@ -18,11 +18,21 @@ struct Paper {
 
 Paper lay_out(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan) {
   Paper p;
+  // A pipelined plan repeats the same (src, dst, hop) once per slice: route each pair once.
+  std::unordered_map<std::int64_t, std::vector<hw::Route>> point_to_point;
+  const auto ranks = static_cast<std::int64_t>(req.gpus.size());
   for (const auto& t : plan.transfers) {
     int level = 0;
     for (int a : t.after) level = std::max(level, p.level[static_cast<std::size_t>(a)] + (t.is_join ? 0 : 1));
     p.level.push_back(level);
-    p.routes.push_back(planned_routes(router, req.gpus, t));
+    if (t.is_join || !t.ring.empty()) {
+      p.routes.push_back(planned_routes(router, req.gpus, t));
+      continue;
+    }
+    const std::int64_t key = (static_cast<std::int64_t>(t.hop) * ranks + t.src) * ranks + t.dst;
+    auto it = point_to_point.find(key);
+    if (it == point_to_point.end()) it = point_to_point.emplace(key, planned_routes(router, req.gpus, t)).first;
+    p.routes.push_back(it->second);
   }
   return p;
 }
