@@ -70,6 +70,13 @@ core::Duration estimate(const hw::Router& router, const CollectiveRequest& reque
 /// and group. Ties go to the earlier of ring, tree, nvls, hierarchical, direct.
 Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& request);
 
+/// choose_algorithm() with the winner's estimate(), for callers that need both (one walk each).
+struct AlgorithmChoice {
+  Algorithm algorithm = Algorithm::ring;
+  core::Duration time{};
+};
+AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& request);
+
 /// The algorithms that can run this request's op on its group.
 std::vector<Algorithm> supported_algorithms(const hw::Cluster& cluster, const CollectiveRequest& request);
 

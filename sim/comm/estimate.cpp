@@ -1,5 +1,6 @@
 // estimate() and the tuner: the plan walked on paper (collective.hpp says what it assumes).
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <unordered_map>
 
@@ -12,47 +13,58 @@ namespace stepsim::comm {
 namespace {
 
 struct Paper {
-  std::vector<std::vector<hw::Route>> routes;  // per transfer
-  std::vector<int> level;                      // dependency depth
+  std::vector<const std::vector<hw::Route>*> routes;  // per transfer, into the stores below
+  std::vector<int> level;                             // dependency depth
+  std::unordered_map<std::int64_t, std::vector<hw::Route>> point_to_point;  // node-based: stable
+  std::deque<std::vector<hw::Route>> others;                                // joins, folded rings
 };
 
-Paper lay_out(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan) {
-  Paper p;
+// Paper is filled in place (it holds pointers into itself).
+void lay_out(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan, Paper& p) {
   // A pipelined plan repeats the same (src, dst, hop) once per slice: route each pair once.
-  std::unordered_map<std::int64_t, std::vector<hw::Route>> point_to_point;
   const auto ranks = static_cast<std::int64_t>(req.gpus.size());
+  p.routes.reserve(plan.transfers.size());
+  p.level.reserve(plan.transfers.size());
   for (const auto& t : plan.transfers) {
     int level = 0;
     for (int a : t.after) level = std::max(level, p.level[static_cast<std::size_t>(a)] + (t.is_join ? 0 : 1));
     p.level.push_back(level);
     if (t.is_join || !t.ring.empty()) {
-      p.routes.push_back(planned_routes(router, req.gpus, t));
+      p.others.push_back(planned_routes(router, req.gpus, t));
+      p.routes.push_back(&p.others.back());
       continue;
     }
     const std::int64_t key = (static_cast<std::int64_t>(t.hop) * ranks + t.src) * ranks + t.dst;
-    auto it = point_to_point.find(key);
-    if (it == point_to_point.end()) it = point_to_point.emplace(key, planned_routes(router, req.gpus, t)).first;
-    p.routes.push_back(it->second);
+    auto it = p.point_to_point.find(key);
+    if (it == p.point_to_point.end()) it = p.point_to_point.emplace(key, planned_routes(router, req.gpus, t)).first;
+    p.routes.push_back(&it->second);
   }
-  return p;
 }
 
 double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes) * t.wire_factor; }
 
 core::Duration walk(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan) {
   const hw::Cluster& cluster = router.cluster();
-  const Paper p = lay_out(router, req, plan);
+  Paper p;
+  lay_out(router, req, plan, p);
   const auto folded = folded_ring_latencies(router, req.gpus, plan);
-  // (level, link) -> bytes that level puts on the link; total bytes per link.
+  // (level, link) -> bytes that level puts on the link; total bytes per link. Flat when the
+  // table is small enough (tens of MB), else hashed.
   const auto links = static_cast<std::int64_t>(cluster.links.size());
-  auto key = [&](int level, int link) { return level * links + link; };
-  std::unordered_map<std::int64_t, double> load;
+  const std::int64_t levels = p.level.empty() ? 1 : *std::max_element(p.level.begin(), p.level.end()) + 1;
+  const bool flat = levels * links <= (std::int64_t{1} << 22);
+  std::vector<double> flat_load(flat ? static_cast<std::size_t>(levels * links) : 0, 0.0);
+  std::unordered_map<std::int64_t, double> hashed_load;
+  auto load = [&](int level, int link) -> double& {
+    const std::int64_t k = level * links + link;
+    return flat ? flat_load[static_cast<std::size_t>(k)] : hashed_load[k];
+  };
   std::vector<double> total(cluster.links.size(), 0.0);
   for (std::size_t i = 0; i < plan.transfers.size(); ++i)
-    for (const auto& r : p.routes[i])
+    for (const auto& r : *p.routes[i])
       for (int l : r) {
-        const double bytes = wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i].size());
-        load[key(p.level[i], l)] += bytes;
+        const double bytes = wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i]->size());
+        load(p.level[i], l) += bytes;
         total[static_cast<std::size_t>(l)] += bytes;
       }
   std::vector<double> finish(plan.transfers.size(), 0.0);  // seconds after launch
@@ -61,10 +73,10 @@ core::Duration walk(const hw::Router& router, const CollectiveRequest& req, cons
     double start = 0;
     for (int a : t.after) start = std::max(start, finish[static_cast<std::size_t>(a)]);
     double busy = 0;
-    for (const auto& r : p.routes[i]) {
+    for (const auto& r : *p.routes[i]) {
       double drain = 0;
       for (int l : r)
-        drain = std::max(drain, load[key(p.level[i], l)] / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm));
+        drain = std::max(drain, load(p.level[i], l) / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm));
       const auto latency_ps = folded[i] ? *folded[i] : transfer_latency_ps(cluster, r, t);
       busy = std::max(busy, static_cast<double>(latency_ps) * 1e-12 + drain);
     }
@@ -96,25 +108,24 @@ std::vector<Algorithm> supported_algorithms(const hw::Cluster& cluster, const Co
   return out;
 }
 
-Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& req) {
+AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& req) {
   const auto candidates = supported_algorithms(router.cluster(), req);
   if (candidates.empty()) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " on this group");
-  Algorithm best = candidates.front();
-  core::Duration best_time{std::numeric_limits<std::int64_t>::max()};
+  AlgorithmChoice best{candidates.front(), core::Duration{std::numeric_limits<std::int64_t>::max()}};
   for (Algorithm a : candidates) {
     CollectiveRequest r = req;
     r.algorithm = a;
-    if (const auto t = estimate(router, r); t < best_time) best = a, best_time = t;
+    if (const auto t = estimate(router, r); t < best.time) best = {a, t};
   }
   return best;
 }
 
+Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& req) {
+  return choose_with_estimate(router, req).algorithm;
+}
+
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& req) {
-  if (req.algorithm == Algorithm::automatic) {
-    CollectiveRequest r = req;
-    r.algorithm = choose_algorithm(router, req);
-    return estimate(router, r);
-  }
+  if (req.algorithm == Algorithm::automatic) return choose_with_estimate(router, req).time;
   const StepPlan plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req));
   return walk(router, req, plan);
 }

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "sim/comm/collective.hpp"
@@ -43,11 +44,13 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
                       Algorithm algorithm, bool engine, Fidelity fidelity) {
   const CollectiveRequest req{.op = op, .gpus = gpus, .bytes = bytes, .algorithm = algorithm,
                               .coarse = use_coarse_mode(fidelity, gpus.size())};
-  const Algorithm chosen = algorithm == Algorithm::automatic ? choose_algorithm(router, req) : algorithm;
+  std::optional<AlgorithmChoice> tuned;
+  if (algorithm == Algorithm::automatic) tuned = choose_with_estimate(router, req);
+  const Algorithm chosen = tuned ? tuned->algorithm : algorithm;
   if (!engine || (req.coarse && !has_folded_form(op, chosen))) {
     CollectiveRequest fixed = req;
     fixed.algorithm = chosen;
-    return make_row(op, static_cast<int>(gpus.size()), bytes, estimate(router, fixed), chosen);
+    return make_row(op, static_cast<int>(gpus.size()), bytes, tuned ? tuned->time : estimate(router, fixed), chosen);
   }
   core::Engine sim;
   Network net(sim, router.cluster(), router);
