@@ -41,7 +41,8 @@ bool CollectiveAlgorithm::supports(const PlanInput& input) const {
 }
 
 StepPlan CollectiveAlgorithm::plan(const PlanInput& input) const {
-  if (!supports(input)) throw std::invalid_argument("algorithm does not support " + to_string(input.op) + " here");
+  if (!supports(input))
+    throw std::invalid_argument("cannot run " + to_string(input.op) + " on this group: it needs " + requirement());
   StepPlan plan = do_plan(input);
   check_plan(plan, input);
   return plan;

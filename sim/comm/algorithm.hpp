@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "sim/comm/ops.hpp"
 #include "sim/comm/step_plan.hpp"
@@ -32,9 +33,12 @@ class CollectiveAlgorithm {
   /// Requires: supports(input), input.ranks >= 1, bytes >= 0, server_of.size() == ranks.
   /// Throws std::invalid_argument otherwise.
   StepPlan plan(const PlanInput& input) const;
+  /// What supports() needs, in words, for the error when it is false.
+  std::string requirement() const { return do_requirement(); }
 
  private:
   virtual bool do_supports(const PlanInput& input) const = 0;
+  virtual std::string do_requirement() const = 0;
   virtual StepPlan do_plan(const PlanInput& input) const = 0;
 };
 

@@ -7,6 +7,7 @@ namespace stepsim::comm {
 namespace {
 
 class Direct final : public CollectiveAlgorithm {
+  std::string do_requirement() const override { return "alltoall, or sendrecv between 2 or more GPUs"; }
   bool do_supports(const PlanInput& in) const override {
     return in.op == Op::all_to_all || (in.op == Op::send_recv && in.ranks >= 2);
   }

@@ -13,11 +13,15 @@ namespace {
 constexpr int kMaxSlices = 4;  // as the ring (ring.cpp)
 
 class Hierarchical final : public CollectiveAlgorithm {
+  std::string do_requirement() const override {
+    return "all_reduce over 2 or more servers with the same number (2 or more) of GPUs each";
+  }
   bool do_supports(const PlanInput& in) const override {
     const auto servers = ranks_by_server(in.server_of);
     const bool even = std::all_of(servers.begin(), servers.end(),
                                   [&](const auto& s) { return s.size() == servers.front().size(); });
-    return in.op == Op::all_reduce && servers.size() > 1 && even;
+    // With one rank per server there is nothing to do inside servers: the plan would be the ring's.
+    return in.op == Op::all_reduce && servers.size() > 1 && even && servers.front().size() > 1;
   }
 
   StepPlan do_plan(const PlanInput& in) const override {

@@ -15,6 +15,9 @@ namespace {
 constexpr int kNvlsMaxSlices = 64;
 
 class Nvls final : public CollectiveAlgorithm {
+  std::string do_requirement() const override {
+    return "all_reduce over 2 or more GPUs of one server whose NVSwitch reduces (comm: nvls: true, H100 and later)";
+  }
   bool do_supports(const PlanInput& in) const override {
     const bool one_server = std::all_of(in.server_of.begin(), in.server_of.end(),
                                         [&](int s) { return s == in.server_of.front(); });

@@ -50,6 +50,9 @@ void add_chain(StepPlan& plan, const PlanInput& in, std::vector<int> order, std:
 }
 
 class Ring final : public CollectiveAlgorithm {
+  std::string do_requirement() const override {
+    return "all_reduce, all_gather, reduce_scatter or broadcast";
+  }
   bool do_supports(const PlanInput& in) const override {
     return in.op == Op::all_reduce || in.op == Op::all_gather || in.op == Op::reduce_scatter ||
            in.op == Op::broadcast;

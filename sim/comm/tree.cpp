@@ -105,6 +105,7 @@ void add_tree(StepPlan& plan, const PlanInput& in, const std::vector<int>& paren
 
 class Tree final : public CollectiveAlgorithm {
   bool do_supports(const PlanInput& in) const override { return in.op == Op::all_reduce; }
+  std::string do_requirement() const override { return "all_reduce"; }
 
   // Each channel runs both trees of the pair on its share of the buffer (NCCL's connect.cc
   // duplicates every channel, one copy per tree), so the 2·C trees each carry S/(2C).

@@ -21,6 +21,11 @@ expect_status 2 "bad size"
 
 run_stepsim collective --hardware dgx-a100 --algo nvls -b 1M -e 1M
 expect_status 2 "nvls on A100"
+expect_stderr "--algo nvls: cannot run all_reduce on this group: it needs all_reduce over 2 or more GPUs of one server whose NVSwitch reduces (comm: nvls: true, H100 and later)" "nvls requirement"
+
+run_stepsim collective --hardware dgx-a100 --nodes 4 --gpus 1 --algo hierarchical -b 1M -e 1M
+expect_status 2 "hierarchical with one GPU per server"
+expect_stderr "--algo hierarchical: cannot run all_reduce on this group: it needs all_reduce over 2 or more servers with the same number (2 or more) of GPUs each" "hierarchical requirement"
 
 # rtx5090 against [R8] (shared/data/README.md 8b, nccl #1639): all_reduce busbw at 1-8 GB is
 # 28 GB/s on 8 GPUs and 35 on 4; hardware/presets/rtx5090.yaml fits host_memory_efficiency to the

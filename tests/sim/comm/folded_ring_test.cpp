@@ -50,11 +50,8 @@ TEST_CASE("coarse mode agrees with step mode within 2 % from 1 MiB to 8 GiB") {
       CAPTURE(what);
       CHECK(worst_disagreement(m, op, Algorithm::ring) <= 0.02);
     }
-  for (const Machine& m : {Machine{"dgx-a100", 2, 8}, Machine{"dgx-a100", 16, 1}}) {
-    const std::string what = m.preset + " " + std::to_string(m.nodes) + "x" + std::to_string(m.gpus_per_node);
-    CAPTURE(what);
-    CHECK(worst_disagreement(m, Op::all_reduce, Algorithm::hierarchical) <= 0.02);
-  }
+  // Hierarchical needs several ranks per server (with one it is the ring, tested above).
+  CHECK(worst_disagreement({"dgx-a100", 2, 8}, Op::all_reduce, Algorithm::hierarchical) <= 0.02);
 }
 
 TEST_CASE("coarse mode on rings that mix NVLink or PCIe hops with NIC hops: the known gap") {
