@@ -22,11 +22,21 @@ std::vector<int> all_gpus(const hw::Cluster& cluster) {
   return gpus;
 }
 
-std::vector<Algorithm> tuner_choices(const hw::Cluster& cluster, const NcclLog& log) {
-  const hw::Router router(cluster);
+// The machine under calibration and one router over it for the whole fit: routes depend on the
+// topology only, so trying other comm parameters changes `cluster.comm` and nothing else.
+struct Bench {
+  explicit Bench(const hw::Cluster& c) : cluster(c), router(cluster), gpus(all_gpus(c)) {}
+  Bench(const Bench&) = delete;
+  Bench& operator=(const Bench&) = delete;
+  hw::Cluster cluster;
+  hw::Router router;  // refers to `cluster`
+  std::vector<int> gpus;
+};
+
+std::vector<Algorithm> tuner_choices(const Bench& bench, const NcclLog& log) {
   std::vector<Algorithm> out;
   for (const auto& row : log.rows)
-    out.push_back(choose_algorithm(router, {.op = log.op, .gpus = all_gpus(cluster), .bytes = row.size_bytes}));
+    out.push_back(choose_algorithm(bench.router, {.op = log.op, .gpus = bench.gpus, .bytes = row.size_bytes}));
   return out;
 }
 
@@ -37,21 +47,21 @@ std::vector<Algorithm> tuner_choices(const hw::Cluster& cluster, const NcclLog& 
 // between 512 MiB and 1 GiB is that switch. The row itself says it better: per row, the supported
 // algorithm whose time with the machine's stock parameters is closest (in log time) to the logged
 // one. Only across servers: inside one server our tuner and NCCL's agree (ring, or NVLS), and a
-// chain-shaped tree is never the best match for a log written by a ring. Candidates are the algorithms NCCL has (ring, tree, NVLS); hierarchical and direct are
-// this simulator's own compositions, which a log of NCCL never ran.
-std::vector<Algorithm> closest_algorithms(const hw::Cluster& cluster, const NcclLog& log) {
-  if (cluster.servers <= 1) return tuner_choices(cluster, log);
-  const hw::Router router(cluster);
+// chain-shaped tree is never the best match for a log written by a ring. Candidates are the
+// algorithms NCCL has (ring, tree, NVLS); hierarchical and direct are this simulator's own
+// compositions, which a log of NCCL never ran.
+std::vector<Algorithm> closest_algorithms(const Bench& bench, const NcclLog& log) {
+  if (bench.cluster.servers <= 1) return tuner_choices(bench, log);
   std::vector<Algorithm> out;
   for (const auto& row : log.rows) {
-    const CollectiveRequest base{.op = log.op, .gpus = all_gpus(cluster), .bytes = row.size_bytes};
+    const CollectiveRequest base{.op = log.op, .gpus = bench.gpus, .bytes = row.size_bytes};
     Algorithm best = Algorithm::ring;
     double best_gap = std::numeric_limits<double>::max();
-    for (Algorithm a : supported_algorithms(cluster, base)) {
+    for (Algorithm a : supported_algorithms(bench.cluster, base)) {
       if (a != Algorithm::ring && a != Algorithm::tree && a != Algorithm::nvls) continue;
       CollectiveRequest req = base;
       req.algorithm = a;
-      const double gap = std::abs(std::log(row.time_us / (static_cast<double>(estimate(router, req).ps) * 1e-6)));
+      const double gap = std::abs(std::log(row.time_us / (static_cast<double>(estimate(bench.router, req).ps) * 1e-6)));
       if (gap < best_gap) best = a, best_gap = gap;
     }
     out.push_back(best);
@@ -67,16 +77,14 @@ struct Knob {
 
 // Per row, on paper (estimate, which tracks the engine on idle machines) and with the algorithm
 // the tuner picks for the uncalibrated machine, so that hundreds of evaluations stay cheap.
-std::vector<double> simulate(const hw::Cluster& base, const hw::CommParams& params, const NcclLog& log,
+std::vector<double> simulate(Bench& bench, const hw::CommParams& params, const NcclLog& log,
                              const std::vector<Algorithm>& algorithms) {
-  hw::Cluster cluster = base;
-  cluster.comm = params;
-  const hw::Router router(cluster);
+  bench.cluster.comm = params;
   std::vector<double> us;
   for (std::size_t i = 0; i < log.rows.size(); ++i) {
-    const CollectiveRequest req{.op = log.op, .gpus = all_gpus(cluster), .bytes = log.rows[i].size_bytes,
+    const CollectiveRequest req{.op = log.op, .gpus = bench.gpus, .bytes = log.rows[i].size_bytes,
                                 .algorithm = algorithms[i]};
-    us.push_back(static_cast<double>(estimate(router, req).ps) * 1e-6);
+    us.push_back(static_cast<double>(estimate(bench.router, req).ps) * 1e-6);
   }
   return us;
 }
@@ -87,12 +95,14 @@ std::vector<double> simulate(const hw::Cluster& base, const hw::CommParams& para
 // traffic (gradient buckets, ZeRO shards) is large. The table still shows every row.
 constexpr std::int64_t kLargeRow = 64LL << 20;
 
-NcclLog rows_to_fit(const NcclLog& log) {
-  NcclLog large = log;
-  large.rows.clear();
-  for (const auto& row : log.rows)
-    if (row.size_bytes >= kLargeRow) large.rows.push_back(row);
-  return large.rows.size() >= 2 ? large : log;
+// The indices of the rows to fit: those of kLargeRow and more, or all if fewer than 2 are.
+std::vector<std::size_t> rows_to_fit(const NcclLog& log) {
+  std::vector<std::size_t> large, all;
+  for (std::size_t i = 0; i < log.rows.size(); ++i) {
+    all.push_back(i);
+    if (log.rows[i].size_bytes >= kLargeRow) large.push_back(i);
+  }
+  return large.size() >= 2 ? large : all;
 }
 
 // Sum of squared log errors: smooth, so a coordinate search does not stall on the ridges a
@@ -111,18 +121,19 @@ std::vector<Knob> efficiency_knobs() {
 }
 
 // The efficiency that matters for the largest size: the one whose 10 % change moves it most.
-Knob bandwidth_knob(const hw::Cluster& cluster, const NcclLog& log, const std::vector<Algorithm>& algorithms) {
+Knob bandwidth_knob(Bench& bench, const hw::CommParams& stock, const NcclLog& log,
+                    const std::vector<Algorithm>& algorithms) {
   const auto knobs = efficiency_knobs();
   NcclLog largest = log;
   largest.rows = {log.rows.back()};
   const std::vector<Algorithm> last{algorithms.back()};
-  const double base = simulate(cluster, cluster.comm, largest, last).front();
+  const double base = simulate(bench, stock, largest, last).front();
   std::size_t best = 0;
   double best_change = -1;
   for (std::size_t k = 0; k < knobs.size(); ++k) {
-    hw::CommParams p = cluster.comm;
+    hw::CommParams p = stock;
     knobs[k].ref(p) *= 0.9;
-    const double change = std::abs(simulate(cluster, p, largest, last).front() - base);
+    const double change = std::abs(simulate(bench, p, largest, last).front() - base);
     if (change > best_change) best = k, best_change = change;
   }
   return knobs[best];
@@ -131,13 +142,16 @@ Knob bandwidth_knob(const hw::Cluster& cluster, const NcclLog& log, const std::v
 // Across servers a log can mix algorithms bound by different links (OCI OKE: rings bound by the
 // NICs up to 512 MiB, trees bound by NVLink above), so there the fit also frees the other of the
 // two: NVLink if the largest row is network-bound, the network if it is NVLink-bound.
-std::vector<Knob> fitted_knobs(const hw::Cluster& cluster, const NcclLog& log, const std::vector<Algorithm>& algorithms) {
-  std::vector<Knob> out{bandwidth_knob(cluster, log, algorithms)};
-  if (cluster.servers <= 1) return out;
+std::vector<Knob> fitted_knobs(Bench& bench, const hw::CommParams& stock, const NcclLog& log,
+                               const std::vector<Algorithm>& algorithms) {
+  std::vector<Knob> out{bandwidth_knob(bench, stock, log, algorithms)};
+  if (bench.cluster.servers <= 1) return out;
+  const std::string& first = out.front().name;
+  const std::string other = first == "nvlink_efficiency"    ? "network_efficiency"
+                            : first == "network_efficiency" ? "nvlink_efficiency"
+                                                            : "";
   for (auto& k : efficiency_knobs())
-    if ((k.name == "nvlink_efficiency" || k.name == "network_efficiency") && k.name != out.front().name &&
-        (out.front().name == "nvlink_efficiency" || out.front().name == "network_efficiency"))
-      out.push_back(std::move(k));
+    if (k.name == other) out.push_back(std::move(k));
   return out;
 }
 
@@ -145,10 +159,11 @@ std::vector<Knob> fitted_knobs(const hw::Cluster& cluster, const NcclLog& log, c
 
 CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
   CalibrationResult result{.before = cluster.comm, .after = cluster.comm};
-  result.before_us = simulate(cluster, cluster.comm, log, tuner_choices(cluster, log));
-  const auto algorithms = closest_algorithms(cluster, log);
+  Bench bench(cluster);
+  result.before_us = simulate(bench, cluster.comm, log, tuner_choices(bench, log));
+  const auto algorithms = closest_algorithms(bench, log);
   const bool multi = cluster.servers > 1;
-  const auto knobs = fitted_knobs(cluster, log, algorithms);
+  const auto knobs = fitted_knobs(bench, cluster.comm, log, algorithms);
   // x = {efficiencies..., launch latency (us), step latency (us)}: doubles for the search, written
   // back to CommParams (latencies in integer ps) by apply().
   const std::size_t n_eff = knobs.size();
@@ -164,9 +179,14 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
   for (const auto& k : knobs) x.push_back(k.ref(start));
   x.push_back(static_cast<double>(cluster.comm.launch_latency_ps) * 1e-6);
   x.push_back(static_cast<double>(multi ? cluster.comm.network_step_latency_ps : cluster.comm.ring_step_latency_ps) * 1e-6);
-  const NcclLog fit = rows_to_fit(log);
-  const auto fit_algorithms = closest_algorithms(cluster, fit);
-  auto cost = [&](const std::vector<double>& v) { return squared_error(fit, simulate(cluster, apply(v), fit, fit_algorithms)); };
+  NcclLog fit = log;
+  fit.rows.clear();
+  std::vector<Algorithm> fit_algorithms;
+  for (std::size_t i : rows_to_fit(log)) {
+    fit.rows.push_back(log.rows[i]);
+    fit_algorithms.push_back(algorithms[i]);
+  }
+  auto cost = [&](const std::vector<double>& v) { return squared_error(fit, simulate(bench, apply(v), fit, fit_algorithms)); };
   // Pattern search in log space: try ×/÷ e^step on each parameter, keep improvements, halve.
   double best = cost(x);
   for (double step = std::log(4.0); step > 0.004; step /= 2) {
@@ -184,7 +204,7 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
   result.after = apply(x);
   for (const auto& k : knobs) result.fitted.push_back(k.name);
   result.fitted.insert(result.fitted.end(), {"launch_latency", multi ? "network_step_latency" : "ring_step_latency"});
-  result.after_us = simulate(cluster, result.after, log, algorithms);
+  result.after_us = simulate(bench, result.after, log, algorithms);
   return result;
 }
 
