@@ -29,8 +29,8 @@ struct LinkSpec {
 enum class NvlinkTopology { none, nvswitch, pairs };
 
 /// A server from parameters. GPUs fill PCIe switches in order (`gpus_per_switch` each; 0 puts
-/// GPU g on a root port of socket g·sockets/gpus: 8 GPUs on 2 sockets are 4 + 4, 4 are 2 + 2), switches are spread evenly over the sockets, NIC j sits next to
-/// GPU j·gpus/nics. With NVSwitch the server has one logical switch, and each GPU's link to it
+/// GPU g on a root port of socket g·sockets/gpus: 8 GPUs on 2 sockets are 4 + 4, 4 are 2 + 2),
+/// switches are spread evenly over the sockets, NIC j sits next to GPU j·gpus/nics. With NVSwitch the server has one logical switch, and each GPU's link to it
 /// carries the GPU's whole NVLink bandwidth; with pairs GPU 2k is bridged to GPU 2k+1.
 ///
 /// Host memory (optional): each socket s gets a node "mem<s>" joined to its CPU by a `memory`

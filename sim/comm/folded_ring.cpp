@@ -124,6 +124,10 @@ std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vecto
 
 std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router& router, const std::vector<int>& gpus,
                                                                const StepPlan& plan) {
+  std::vector<std::optional<std::int64_t>> out(plan.transfers.size());
+  // Step-mode plans (every collective outside coarse mode) have no folded ring: nothing to do.
+  if (std::none_of(plan.transfers.begin(), plan.transfers.end(), [](const auto& t) { return !t.ring.empty(); }))
+    return out;
   const hw::Cluster& cluster = router.cluster();
   const auto level = levels_of(plan);
   std::vector<HopRoutes> hops(plan.transfers.size());
@@ -137,7 +141,6 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
       for (const auto& r : routes)
         for (int l : r) load[static_cast<std::size_t>(l)] += step_bytes(t) / static_cast<double>(routes.size());
   }
-  std::vector<std::optional<std::int64_t>> out(plan.transfers.size());
   for (std::size_t i = 0; i < plan.transfers.size(); ++i)
     if (!plan.transfers[i].ring.empty())
       out[i] = fill_latency_ps(cluster, plan.transfers[i], hops[i], link_step_bytes.at(level[i]));
