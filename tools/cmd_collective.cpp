@@ -12,6 +12,7 @@
 #include "sim/comm/calibration.hpp"
 #include "sim/comm/nccl_log.hpp"
 #include "sim/comm/perf_table.hpp"
+#include "sim/sweep/sweep_table.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
 
@@ -34,8 +35,8 @@ comm::Fidelity fidelity_option(const po::variables_map& vm) {
   throw UsageError("--fidelity: expected auto, full or coarse, found '" + text + "'");
 }
 
-// A progress line on stderr while the sizes run (only on a terminal), like `sweep`'s: a
-// full-fidelity sweep over a hundred ranks or more takes minutes a size. Cleared at the end.
+// A progress line on stderr while the sizes run (only on a terminal), `sweep`'s line counting
+// sizes: a full-fidelity sweep over a hundred ranks or more takes minutes a size. Cleared at the end.
 class SizeProgress {
  public:
   SizeProgress(bool enabled, std::size_t sizes) : enabled_(enabled), sizes_(sizes) { draw(0); }
@@ -47,10 +48,7 @@ class SizeProgress {
   void draw(std::size_t done) const {
     if (!enabled_) return;
     const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    constexpr std::size_t kWidth = 30;
-    const std::size_t filled = sizes_ == 0 ? kWidth : done * kWidth / sizes_;
-    std::fprintf(stderr, "\r[%s%s]  %zu/%zu sizes  %.1f s\033[K", std::string(filled, '#').c_str(),
-                 std::string(kWidth - filled, '.').c_str(), done, sizes_, elapsed_s);
+    std::fprintf(stderr, "\r%s\033[K", sweep::format_progress(done, sizes_, elapsed_s, 30, "sizes").c_str());
     std::fflush(stderr);
   }
 

@@ -88,15 +88,16 @@ void write_ranking_csv(std::ostream& out, const SweepOutcome& outcome) {
     if (!p.result.fits) out << "," << report::csv_row(p.result) << "\n";
 }
 
-std::string format_progress(std::size_t done, std::size_t total, double elapsed_s, std::size_t width) {
+std::string format_progress(std::size_t done, std::size_t total, double elapsed_s, std::size_t width,
+                            const std::string& unit) {
   const double fraction = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
   const auto filled = static_cast<std::size_t>(fraction * static_cast<double>(width));
   std::string bar = "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
   const double rate = elapsed_s > 0 ? static_cast<double>(done) / elapsed_s : 0;
   std::string eta = "ETA --";
   if (rate > 0) eta = "ETA " + clock(static_cast<double>(total - done) / rate);
-  return bar + "  " + std::to_string(done) + "/" + std::to_string(total) + "  " + report::fixed(rate, 1) +
-         " plans/s  " + eta;
+  return bar + "  " + std::to_string(done) + "/" + std::to_string(total) + "  " + report::fixed(rate, 1) + " " + unit +
+         "/s  " + eta;
 }
 
 }  // namespace stepsim::sweep

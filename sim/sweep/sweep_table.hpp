@@ -24,7 +24,9 @@ std::string format_counts(const SweepOutcome& outcome);
 void write_ranking_csv(std::ostream& out, const SweepOutcome& outcome);
 
 /// The progress line drawn on a terminal: bar, count, rate and time left.
-/// "[#########...........]  412/984  17.3 plans/s  ETA 33 s". Requires: width ≥ 1.
-std::string format_progress(std::size_t done, std::size_t total, double elapsed_s, std::size_t width = 30);
+/// "[#########...........]  412/984  17.3 plans/s  ETA 33 s" (`unit` names what is counted).
+/// Requires: width ≥ 1.
+std::string format_progress(std::size_t done, std::size_t total, double elapsed_s, std::size_t width = 30,
+                            const std::string& unit = "plans");
 
 }  // namespace stepsim::sweep

@@ -157,6 +157,7 @@ TEST_CASE("progress line: bar, count, rate, time left") {
   CHECK(sweep::format_progress(0, 10, 0.0, 4) == "[....]  0/10  0.0 plans/s  ETA --");
   // 1 of 100 after 2 s: 99 left at 0.5/s = 198 s = 3 min 18 s.
   CHECK(sweep::format_progress(1, 100, 2.0, 2) == "[..]  1/100  0.5 plans/s  ETA 3 min 18 s");
+  CHECK(sweep::format_progress(2, 4, 1.0, 4, "sizes") == "[##..]  2/4  2.0 sizes/s  ETA 1 s");
 }
 
 TEST_CASE("with the real simulate: two threads and two shards give the single-thread outcome") {
