@@ -14,6 +14,8 @@ enum class Dtype { bf16, fp16, tf32, fp32, fp8 };
 struct PeakFlops {
   double bf16 = 0, fp16 = 0, tf32 = 0, fp32 = 0, fp8 = 0;
   double of(Dtype d) const;
+  /// The 16-bit tensor type to train in: bf16 where the GPU has it, else fp16 (V100).
+  Dtype half() const { return bf16 > 0 ? Dtype::bf16 : Dtype::fp16; }
 };
 
 struct GpuSpec {

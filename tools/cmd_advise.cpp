@@ -29,7 +29,7 @@ plan::Scenario make_scenario(const Box& box, const models::ModelSpec& model, std
   sc.training.seq_len = seq;
   sc.training.global_batch = batch;
   // The 16-bit type the GPU has: bf16, or fp16 on GPUs without it (V100).
-  if (sc.cluster.gpu.peak.of(hw::Dtype::bf16) <= 0) sc.training.precision = plan::Precision::fp16;
+  if (sc.cluster.gpu.peak.half() == hw::Dtype::fp16) sc.training.precision = plan::Precision::fp16;
   sc.name = model.name + " on " + sc.cluster.name;
   sc.file = "stepsim advise";
   return sc;

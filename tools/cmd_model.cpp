@@ -36,20 +36,14 @@ std::string json_escape(const std::string& s) {
 
 double ms(std::int64_t ps) { return static_cast<double>(ps) / 1e9; }
 
-// bf16 where the GPU has it, else fp16 (V100 has no bf16 tensor cores).
-hw::Dtype half_precision(const hw::GpuSpec& gpu) {
-  return gpu.peak.of(hw::Dtype::bf16) > 0 ? hw::Dtype::bf16 : hw::Dtype::fp16;
-}
-const char* half_precision_name(const hw::GpuSpec& gpu) {
-  return half_precision(gpu) == hw::Dtype::bf16 ? "bf16" : "fp16";
-}
+const char* half_name(const hw::GpuSpec& gpu) { return gpu.peak.half() == hw::Dtype::bf16 ? "bf16" : "fp16"; }
 
 void print_ops_table(const std::vector<models::OpCost>& ops, const hw::GpuSpec& gpu) {
   std::printf("  %-15s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", "op", "fwd GFLOP", "B GFLOP", "W GFLOP",
               "fwd MB", "bwd MB", "act MiB", "fwd ms", "B ms", "W ms");
   models::OpsTime sum;
   for (const auto& op : ops) {
-    const auto t = models::time_op(op, gpu, half_precision(gpu));
+    const auto t = models::time_op(op, gpu, gpu.peak.half());
     std::printf("  %-15s %10.2f %10.2f %10.2f %10.1f %10.1f %10.1f %9.3f %9.3f %9.3f%s\n", op.name.c_str(),
                 op.fwd_flops / 1e9, op.bwd_input_flops / 1e9, op.bwd_weight_flops / 1e9, op.fwd_bytes / 1e6,
                 (op.bwd_input_bytes + op.bwd_weight_bytes) / 1e6, static_cast<double>(op.activation_bytes) / 1048576.0,
@@ -84,7 +78,7 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
   std::printf("  model FLOPs per token (6N + 12·L·h·s, s = %lld): %.1f GFLOP\n\n", static_cast<long long>(s.seq),
               models::model_flops_per_token(m, s.seq) / 1e9);
   std::printf("One layer on one rank of %s (%s): micro-batch %lld, seq %lld, tp %d%s, recompute %s, %s\n",
-              gpu.name.c_str(), half_precision_name(gpu), static_cast<long long>(s.micro_batch), static_cast<long long>(s.seq), s.tp,
+              gpu.name.c_str(), half_name(gpu), static_cast<long long>(s.micro_batch), static_cast<long long>(s.seq), s.tp,
               s.sequence_parallel ? " + SP" : "", models::to_string(s.recompute),
               s.flash_attention ? "flash attention" : "unfused attention");
   print_ops_table(models::layer_ops(m, s), gpu);
@@ -109,7 +103,7 @@ void print_json(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
   const auto ops = models::layer_ops(m, o.shape);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const auto& op = ops[i];
-    const auto t = models::time_op(op, gpu, half_precision(gpu));
+    const auto t = models::time_op(op, gpu, gpu.peak.half());
     out << (i ? ", " : "") << "{\"name\": \"" << op.name << "\", \"kind\": \"" << models::to_string(op.kind)
         << "\", \"fwd_flops\": " << op.fwd_flops << ", \"bwd_input_flops\": " << op.bwd_input_flops
         << ", \"bwd_weight_flops\": " << op.bwd_weight_flops << ", \"fwd_bytes\": " << op.fwd_bytes

@@ -28,6 +28,7 @@ namespace stepsim::plan {
 
 enum class Precision { bf16, fp16, fp8 };
 const char* to_string(Precision p);
+hw::Dtype dtype_of(Precision p);
 
 struct Training {
   std::int64_t seq_len = 2048;          ///< tokens per sequence s

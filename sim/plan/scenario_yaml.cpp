@@ -33,13 +33,11 @@ Training read_training(const Field& f) {
 // A precision the GPU has no tensor-core rate for (bf16 on V100, fp8 on A100) would time every
 // GEMM at 0 FLOP/s: refuse it where it is written, or at `training` when it is the default.
 void check_precision(const hw::GpuSpec& gpu, Precision p, const Field& training) {
-  const hw::Dtype d = p == Precision::bf16 ? hw::Dtype::bf16 : p == Precision::fp16 ? hw::Dtype::fp16 : hw::Dtype::fp8;
-  if (gpu.peak.of(d) > 0) return;
-  const char* name = p == Precision::bf16 ? "bf16" : p == Precision::fp16 ? "fp16" : "fp8";
+  if (gpu.peak.of(dtype_of(p)) > 0) return;
   std::string has;
-  for (const auto& [n, dt] : {std::pair{"bf16", hw::Dtype::bf16}, {"fp16", hw::Dtype::fp16}, {"fp8", hw::Dtype::fp8}})
-    if (gpu.peak.of(dt) > 0) has += std::string(has.empty() ? "" : " or ") + n;
-  const std::string message = gpu.name + " has no " + name + " tensor cores; expected precision " + has;
+  for (Precision other : {Precision::bf16, Precision::fp16, Precision::fp8})
+    if (gpu.peak.of(dtype_of(other)) > 0) has += std::string(has.empty() ? "" : " or ") + to_string(other);
+  const std::string message = gpu.name + " has no " + to_string(p) + " tensor cores; expected precision " + has;
   if (auto f = training.optional("precision")) f->fail(message);
   training.fail(message + " (bf16 is the default: set training.precision)");
 }
@@ -188,6 +186,15 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     doc.set_scalar(o.substr(0, eq), o.substr(eq + 1));
   }
   return read_scenario(doc);
+}
+
+hw::Dtype dtype_of(Precision p) {
+  switch (p) {
+    case Precision::bf16: return hw::Dtype::bf16;
+    case Precision::fp16: return hw::Dtype::fp16;
+    case Precision::fp8: return hw::Dtype::fp8;
+  }
+  return hw::Dtype::bf16;
 }
 
 const char* to_string(Precision p) {

@@ -106,9 +106,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   CostInputs in;
   in.model = &sc.model;
   in.gpu = &sc.cluster.gpu;
-  in.dtype = sc.training.precision == Precision::fp8    ? hw::Dtype::fp8
-             : sc.training.precision == Precision::fp16 ? hw::Dtype::fp16
-                                                        : hw::Dtype::bf16;
+  in.dtype = dtype_of(sc.training.precision);
   in.shape.micro_batch = s.micro_batch;
   in.shape.seq = sc.training.seq_len;
   in.shape.tp = s.tp;

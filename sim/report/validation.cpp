@@ -30,9 +30,7 @@ namespace {
 
 // Peak the sources divide by: A100 dense fp16/bf16, 312 TFLOP/s (data README section 9).
 double dtype_peak(const plan::Scenario& s) {
-  return s.training.precision == plan::Precision::fp8 ? s.cluster.gpu.peak.fp8
-         : s.training.precision == plan::Precision::fp16 ? s.cluster.gpu.peak.fp16
-                                                        : s.cluster.gpu.peak.bf16;
+  return s.cluster.gpu.peak.of(plan::dtype_of(s.training.precision));
 }
 
 // MosaicML llm-foundry scripts/train/benchmarking/README.md: flops_per_seq = 2·N·s,
