@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <queue>
 #include <unordered_map>
 
 #include "sim/comm/network.hpp"
@@ -37,74 +39,222 @@ double step_bytes(const PlannedTransfer& t) {
   return static_cast<double>(t.bytes) * t.wire_factor / static_cast<double>(std::max(1, t.latency_steps));
 }
 
-// Per hop p of a ring, in picoseconds: d = one step's start latency, busy = the time its busiest
-// link needs for one step of every folded ring at this level (the link's share of the period),
-// alone = the time that link needs for this hop's own bytes of one step.
-struct HopTimes {
-  std::vector<double> d, busy, alone, others;  // others: busy − alone on that same link
+// A folded ring as its step lattice sees it. Per hop: the start latency of one step, and the links
+// that set the hop's pace, its bottlenecks: those with the most work per step from every folded
+// ring at the level (max-min gives a flow the share of its most loaded link; staged PCIe routes
+// have ties), each with the time it needs for this hop's own step; and `busy`, the time they need
+// for one step of all the rings.
+struct Crossing {
+  int link = 0;
+  double work = 0;
 };
 
-HopTimes hop_times(const hw::Cluster& cluster, const PlannedTransfer& ring, const HopRoutes& hops,
-                   const std::vector<double>& link_step_bytes) {
+struct LatticeRing {
+  int steps = 0;
+  std::vector<double> d{};
+  std::vector<std::vector<Crossing>> crossings{};
+  std::vector<double> busy{};
+};
+
+double ps_per_byte(const hw::Cluster& cluster, int link) {
+  return 1e12 / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(link)], cluster.comm);
+}
+
+LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring, const HopRoutes& hops,
+                         const std::vector<double>& link_step_bytes) {
   const PlannedTransfer one_step{.step_latency_ps = ring.step_latency_ps};
-  HopTimes h;
+  LatticeRing out{.steps = ring.latency_steps};
   for (const auto& routes : hops) {
-    std::unordered_map<int, double> own;  // link -> this hop's bytes per step on it
-    double d = 0;
+    double d = 0, busy = 0;
+    std::map<int, double> own;  // link -> this hop's work per step on it (equal-cost routes split the bytes)
     for (const auto& r : routes) {
       d = std::max(d, static_cast<double>(transfer_latency_ps(cluster, r, one_step)));
-      for (int l : r) own[l] += step_bytes(ring) / static_cast<double>(routes.size());
+      for (int l : r) {
+        own[l] += step_bytes(ring) / static_cast<double>(routes.size()) * ps_per_byte(cluster, l);
+        busy = std::max(busy, link_step_bytes[static_cast<std::size_t>(l)] * ps_per_byte(cluster, l));
+      }
     }
-    double busy = 0, alone = 0, others = 0;
-    for (const auto& [l, bytes] : own) {
-      const double ps_per_byte = 1e12 / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm);
-      const double link_busy = link_step_bytes[static_cast<std::size_t>(l)] * ps_per_byte;
-      if (link_busy > busy) busy = link_busy, alone = bytes * ps_per_byte, others = link_busy - alone;
+    std::vector<Crossing> bottlenecks;
+    for (const auto& [l, work] : own)
+      if (link_step_bytes[static_cast<std::size_t>(l)] * ps_per_byte(cluster, l) >= busy * (1 - 1e-9)) bottlenecks.push_back({l, work});
+    out.d.push_back(d), out.crossings.push_back(std::move(bottlenecks)), out.busy.push_back(busy);
+  }
+  return out;
+}
+
+// Every step of every hop of every ring at a level is a job: ready d_p after step s−1 arrived from
+// hop p−1, then crossing its bottleneck links. Each link serves its crossings by processor sharing,
+// steps of all rings and of all steps alike, as step mode's flows share it under max-min; a
+// link's fluid state is kept in virtual time (service per crossing), so a join or a leave costs
+// one heap operation. Per ring: when its last step has arrived everywhere. Cost O(J log J) for
+// J = Σ steps·hops jobs.
+std::vector<double> lattice_times_by_events(const std::vector<LatticeRing>& rings, std::size_t link_count) {
+  using Tag = std::pair<double, std::int64_t>;  // virtual finish time, job
+  struct LinkState {
+    double t = 0, v = 0;  // last update; virtual time
+    std::uint64_t version = 0;
+    std::priority_queue<Tag, std::vector<Tag>, std::greater<>> tags{};
+  };
+  struct Event {
+    double t = 0;
+    bool is_link = false;  // else: a job becomes ready
+    std::int64_t id = 0;   // job or link
+    std::uint64_t version = 0;
+    bool operator>(const Event& o) const { return t > o.t; }
+  };
+  std::vector<std::int64_t> first_job(rings.size() + 1, 0);  // job = first_job[i] + s·n + p
+  for (std::size_t i = 0; i < rings.size(); ++i)
+    first_job[i + 1] = first_job[i] + static_cast<std::int64_t>(rings[i].steps) * static_cast<std::int64_t>(rings[i].d.size());
+  std::vector<LinkState> links(link_count);
+  std::vector<int> unfinished(static_cast<std::size_t>(first_job.back()), 0);  // per job: links still to cross
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  std::vector<double> out(rings.size(), 0.0);
+  auto ring_of = [&](std::int64_t job) {
+    return static_cast<std::size_t>(std::upper_bound(first_job.begin(), first_job.end(), job) - first_job.begin() - 1);
+  };
+  auto advance = [](LinkState& link, double t) {
+    if (!link.tags.empty()) link.v += (t - link.t) / static_cast<double>(link.tags.size());
+    link.t = t;
+  };
+  auto next_finish = [&](std::int64_t l) {
+    auto& link = links[static_cast<std::size_t>(l)];
+    ++link.version;  // earlier events of this link are stale
+    if (!link.tags.empty())
+      events.push({link.t + (link.tags.top().first - link.v) * static_cast<double>(link.tags.size()), true, l, link.version});
+  };
+  auto arrived = [&](std::int64_t job, double t) {
+    const std::size_t i = ring_of(job);
+    const auto n = static_cast<std::int64_t>(rings[i].d.size());
+    const std::int64_t s = (job - first_job[i]) / n, p = (job - first_job[i]) % n, q = (p + 1) % n;
+    out[i] = std::max(out[i], t);
+    if (s + 1 < rings[i].steps) events.push({t + rings[i].d[static_cast<std::size_t>(q)], false, first_job[i] + (s + 1) * n + q});
+  };
+  for (std::size_t i = 0; i < rings.size(); ++i)
+    for (std::size_t p = 0; p < rings[i].d.size() && rings[i].steps > 0; ++p)
+      events.push({rings[i].d[p], false, first_job[i] + static_cast<std::int64_t>(p)});
+  while (!events.empty()) {
+    const Event e = events.top();
+    events.pop();
+    if (!e.is_link) {
+      const std::size_t i = ring_of(e.id);
+      const auto p = static_cast<std::size_t>((e.id - first_job[i]) % static_cast<std::int64_t>(rings[i].d.size()));
+      unfinished[static_cast<std::size_t>(e.id)] = static_cast<int>(rings[i].crossings[p].size());
+      if (rings[i].crossings[p].empty()) arrived(e.id, e.t);
+      for (const auto& c : rings[i].crossings[p]) {
+        auto& link = links[static_cast<std::size_t>(c.link)];
+        advance(link, e.t);
+        link.tags.push({link.v + c.work, e.id});
+        next_finish(c.link);
+      }
+      continue;
     }
-    h.d.push_back(d), h.busy.push_back(busy), h.alone.push_back(alone), h.others.push_back(others);
+    auto& link = links[static_cast<std::size_t>(e.id)];
+    if (e.version != link.version) continue;
+    advance(link, e.t);
+    link.v = std::max(link.v, link.tags.top().first);  // the crossing this event was set for ends now
+    while (!link.tags.empty() && link.tags.top().first <= link.v * (1 + 1e-12)) {
+      const std::int64_t job = link.tags.top().second;
+      link.tags.pop();
+      if (--unfinished[static_cast<std::size_t>(job)] == 0) arrived(job, e.t);
+    }
+    next_finish(e.id);
   }
-  return h;
+  return out;
 }
 
-// T = max_p F(S−1, p), the recurrence of folded_ring.hpp: a step crosses hop p in `cross` after
-// its data arrives, and follows the previous step on p's link by `busy`.
-double lattice_time_ps(const HopTimes& h, const std::vector<double>& cross, int steps) {
-  const std::size_t n = h.d.size();
-  std::vector<double> f(n), next(n);
-  for (std::size_t p = 0; p < n; ++p) f[p] = h.d[p] + cross[p];
-  for (int s = 1; s < steps; ++s) {
-    for (std::size_t p = 0; p < n; ++p) next[p] = std::max(f[(p + n - 1) % n] + h.d[p] + cross[p], f[p] + h.busy[p]);
-    std::swap(f, next);
+// The same lattice walked step by step, for levels with more than kEventJobs jobs, where the heap
+// would cost seconds. Within a step, the crossings of each link share it by processor sharing from
+// when they are ready; what the link still owes earlier steps joins them as one more crossing,
+// and a hop's step follows its previous one by at least `busy`. Steps of different rounds never
+// share a link here, so rings whose steps drift apart in time come out a little fast (a few % in
+// the band where latency and bytes weigh alike; tests/sim/comm/folded_ring_test.cpp). O(J·k).
+std::vector<double> lattice_times_by_step(const std::vector<LatticeRing>& rings, std::size_t link_count) {
+  struct Timed {
+    double arrival = 0, work = 0, finish = 0;
+    std::size_t job = 0;
+  };
+  // Processor sharing of one link among crossings that arrive at known times.
+  auto share = [](std::vector<Timed>& c) {
+    std::sort(c.begin(), c.end(), [](const Timed& a, const Timed& b) { return a.arrival < b.arrival; });
+    std::vector<std::pair<double, std::size_t>> active;  // remaining work, crossing
+    double t = 0;
+    std::size_t next = 0;
+    while (next < c.size() || !active.empty()) {
+      if (active.empty()) t = std::max(t, c[next].arrival);
+      while (next < c.size() && c[next].arrival <= t) active.emplace_back(c[next].work, next), ++next;
+      const double k = static_cast<double>(active.size());
+      double least = active.front().first;
+      for (const auto& a : active) least = std::min(least, a.first);
+      const double dt = next < c.size() ? std::min(least * k, c[next].arrival - t) : least * k;
+      for (auto& a : active) a.first -= dt / k;
+      t += dt;
+      const double done = least * 1e-9;
+      for (const auto& a : active)
+        if (a.first <= done) c[a.second].finish = t;
+      std::erase_if(active, [&](const auto& a) { return a.first <= done; });
+    }
+  };
+  // Slots: every (ring, hop), flattened; per link, the slots that cross it (the same every step).
+  std::vector<std::size_t> first_slot(rings.size() + 1, 0);
+  for (std::size_t i = 0; i < rings.size(); ++i) first_slot[i + 1] = first_slot[i] + rings[i].d.size();
+  const std::size_t slots = first_slot.back();
+  std::vector<int> steps_of(slots);
+  std::vector<std::vector<std::pair<std::size_t, double>>> users(link_count);  // (slot, work)
+  std::vector<int> used;
+  for (std::size_t i = 0; i < rings.size(); ++i)
+    for (std::size_t p = 0; p < rings[i].d.size(); ++p) {
+      steps_of[first_slot[i] + p] = rings[i].steps;
+      for (const auto& x : rings[i].crossings[p]) {
+        auto& u = users[static_cast<std::size_t>(x.link)];
+        if (u.empty()) used.push_back(x.link);
+        u.emplace_back(first_slot[i] + p, x.work);
+      }
+    }
+  std::vector<double> arrived(slots, 0.0), ready(slots, 0.0), done(slots, 0.0), link_free(link_count, 0.0);
+  std::vector<Timed> c;
+  int steps = 0;
+  for (const auto& r : rings) steps = std::max(steps, r.steps);
+  for (int s = 0; s < steps; ++s) {
+    for (std::size_t i = 0; i < rings.size(); ++i) {
+      if (s >= rings[i].steps) continue;
+      const std::size_t n = rings[i].d.size(), base = first_slot[i];
+      for (std::size_t p = 0; p < n; ++p) {
+        ready[base + p] = (s == 0 ? 0.0 : arrived[base + (p + n - 1) % n]) + rings[i].d[p];
+        done[base + p] = ready[base + p];  // a hop that crosses no link arrives when ready
+      }
+    }
+    for (int l : used) {
+      c.clear();
+      for (const auto& [slot, work] : users[static_cast<std::size_t>(l)])
+        if (s < steps_of[slot]) c.push_back({.arrival = ready[slot], .work = work, .job = slot});
+      if (c.empty()) continue;
+      auto& free = link_free[static_cast<std::size_t>(l)];
+      if (c.size() == 1 && free <= c.front().arrival) {  // a lone crossing on an idle link
+        free = c.front().arrival + c.front().work;
+        done[c.front().job] = std::max(done[c.front().job], free);
+        continue;
+      }
+      double first = c.front().arrival;
+      for (const auto& x : c) first = std::min(first, x.arrival);
+      if (free > first) c.push_back({.arrival = first, .work = free - first, .job = slots});
+      share(c);
+      for (const auto& x : c) {
+        free = std::max(free, x.finish);
+        if (x.job < slots) done[x.job] = std::max(done[x.job], x.finish);
+      }
+    }
+    for (std::size_t i = 0; i < rings.size(); ++i) {
+      if (s >= rings[i].steps) continue;
+      for (std::size_t slot = first_slot[i]; slot < first_slot[i + 1]; ++slot)
+        arrived[slot] = std::max(done[slot], (s == 0 ? 0.0 : arrived[slot]) + rings[i].busy[slot - first_slot[i]]);
+    }
   }
-  return *std::max_element(f.begin(), f.end());
-}
-
-// How long one step takes to cross each hop when the hop's link also carries other hops' steps,
-// each present part of the ring's period λ: processor sharing stretches a job of size x to
-// x / (1 − ρ) under a load ρ of others (Kleinrock 1967, M/G/1-PS), here ρ = others / λ. λ, the
-// time per step of the whole ring, is its cycle mean (every hop's d + cross, over n hops that
-// hold n steps between them) or its busiest link, whichever is longer; a few rounds settle it.
-std::vector<double> crossing_times(const HopTimes& h) {
-  constexpr double kMaxLoad = 0.9;  // the step's own share never falls below a tenth
-  const double n = static_cast<double>(h.d.size());
-  const double busiest = *std::max_element(h.busy.begin(), h.busy.end());
-  std::vector<double> cross = h.alone;
-  for (int round = 0; round < 8; ++round) {
-    double cycle = 0;
-    for (std::size_t p = 0; p < h.d.size(); ++p) cycle += h.d[p] + cross[p];
-    const double period = std::max(busiest, cycle / n);
-    for (std::size_t p = 0; p < h.d.size(); ++p)
-      cross[p] = h.alone[p] / (1.0 - std::min(kMaxLoad, h.others[p] / period));
-  }
-  return cross;
-}
-
-// Start latency of one folded ring given the per-step bytes every link carries at its level.
-std::int64_t fill_latency_ps(const hw::Cluster& cluster, const PlannedTransfer& ring, const HopRoutes& hops,
-                             const std::vector<double>& link_step_bytes) {
-  const HopTimes h = hop_times(cluster, ring, hops, link_step_bytes);
-  const double bytes_time = ring.latency_steps * *std::max_element(h.busy.begin(), h.busy.end());
-  return std::llround(std::max(0.0, lattice_time_ps(h, crossing_times(h), ring.latency_steps) - bytes_time));
+  std::vector<double> out;
+  for (std::size_t i = 0; i < rings.size(); ++i)
+    out.push_back(first_slot[i] == first_slot[i + 1] ? 0.0
+                                                     : *std::max_element(arrived.begin() + static_cast<std::ptrdiff_t>(first_slot[i]),
+                                                                         arrived.begin() + static_cast<std::ptrdiff_t>(first_slot[i + 1])));
+  return out;
 }
 
 }  // namespace
@@ -123,27 +273,40 @@ std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vecto
 }
 
 std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router& router, const std::vector<int>& gpus,
-                                                               const StepPlan& plan) {
+                                                               const StepPlan& plan, std::int64_t event_jobs) {
   std::vector<std::optional<std::int64_t>> out(plan.transfers.size());
   // Step-mode plans (every collective outside coarse mode) have no folded ring: nothing to do.
   if (std::none_of(plan.transfers.begin(), plan.transfers.end(), [](const auto& t) { return !t.ring.empty(); }))
     return out;
   const hw::Cluster& cluster = router.cluster();
   const auto level = levels_of(plan);
+  std::map<int, std::vector<std::size_t>> rings_at;  // level -> its folded rings, which run at once
   std::vector<HopRoutes> hops(plan.transfers.size());
-  std::unordered_map<int, std::vector<double>> link_step_bytes;  // by level
-  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
-    const auto& t = plan.transfers[i];
-    if (t.ring.empty()) continue;
-    hops[i] = hop_routes_of(router, gpus, t);
-    auto& load = link_step_bytes.try_emplace(level[i], cluster.links.size(), 0.0).first->second;
-    for (const auto& routes : hops[i])
-      for (const auto& r : routes)
-        for (int l : r) load[static_cast<std::size_t>(l)] += step_bytes(t) / static_cast<double>(routes.size());
-  }
   for (std::size_t i = 0; i < plan.transfers.size(); ++i)
-    if (!plan.transfers[i].ring.empty())
-      out[i] = fill_latency_ps(cluster, plan.transfers[i], hops[i], link_step_bytes.at(level[i]));
+    if (!plan.transfers[i].ring.empty()) {
+      hops[i] = hop_routes_of(router, gpus, plan.transfers[i]);
+      rings_at[level[i]].push_back(i);
+    }
+  for (const auto& [lvl, members] : rings_at) {
+    std::vector<double> link_step_bytes(cluster.links.size(), 0.0);
+    for (std::size_t i : members)
+      for (const auto& routes : hops[i])
+        for (const auto& r : routes)
+          for (int l : r) link_step_bytes[static_cast<std::size_t>(l)] += step_bytes(plan.transfers[i]) / static_cast<double>(routes.size());
+    std::vector<LatticeRing> rings;
+    std::int64_t jobs = 0;
+    for (std::size_t i : members) {
+      rings.push_back(lattice_ring(cluster, plan.transfers[i], hops[i], link_step_bytes));
+      jobs += static_cast<std::int64_t>(rings.back().steps) * static_cast<std::int64_t>(rings.back().d.size());
+    }
+    const auto lattice = jobs <= event_jobs ? lattice_times_by_events(rings, cluster.links.size())
+                                            : lattice_times_by_step(rings, cluster.links.size());
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      // The folded flow moves S steps at the ring's rate after this latency: T when idle.
+      const double bytes_time = rings[k].steps * *std::max_element(rings[k].busy.begin(), rings[k].busy.end());
+      out[members[k]] = std::llround(std::max(0.0, lattice[k] - bytes_time));
+    }
+  }
   return out;
 }
 

@@ -10,24 +10,24 @@
 // A hop with equal-cost routes splits the ring into sub-rings, one flow each, as step mode
 // splits each transfer over them.
 //
-// Latency. On an idle machine the step-by-step ring ends at the longest path through its step
-// lattice (the max-plus form of the alpha-beta model: Thakur, Rabenseifner & Gropp 2005; NCCL's
-// ring: 2(n−1) steps for all-reduce, n−1 for all-gather and reduce-scatter). Per hop p: d_p the
-// start latency of one step, busy_p the time p's busiest link needs for one step of every ring
-// that shares it, cross_p the time one step takes to cross p while those others come and go
-// (processor sharing, folded_ring.cpp crossing_times):
-//   F(0, p) = d_p + cross_p
-//   F(s, p) = max(F(s−1, p−1) + d_p + cross_p,   // step s's data arrives from p−1, then crosses p
-//                 F(s−1, p)   + busy_p)          // p's link is still busy with step s−1
-//   T = max_p F(S−1, p)
-// On a uniform ring T = S·(α + b/B), DESIGN.md's formula; on a ring whose NIC hop is slow,
-// latencies along the ring overlap with the NIC's bytes, which a sum of every step's latency
+// Latency. The step-by-step ring ends at the longest path through its step lattice (the max-plus
+// form of the alpha-beta model: Thakur, Rabenseifner & Gropp 2005; NCCL's ring: 2(n−1) steps for
+// all-reduce, n−1 for all-gather and reduce-scatter): step s of hop p starts d_p (its start
+// latency) after step s−1 has arrived from hop p−1, then crosses the hop's bottleneck link. Where
+// several hops share a link (NVLink ports that every channel's ring crosses, a PCIe uplink) how
+// long a crossing takes depends on which other crossings are on the link at that moment, so the
+// lattices of all folded rings at one dependency level are walked together, as events: each link
+// serves the crossings on it by processor sharing, as step mode's flows share it under max-min.
+// On a uniform idle ring this is T = S·(α + b/B), DESIGN.md's formula; on a ring whose NIC hop is
+// slow, latencies along the ring overlap with the NIC's bytes, which a sum of every step's latency
 // followed by every step's bytes does not. The folded flow carries S·b per hop at the ring rate
-// (S·max busy on an idle machine) after a latency of T − S·max busy (the pipeline's fill and
-// drain), so it ends at T when idle, and only its bandwidth part stretches under contention.
-// Agreement with step mode: tests/sim/comm/folded_ring_test.cpp (exact on rings of like hops;
-// rings that mix NVLink/PCIe and NIC hops are the known gap named there).
-// Cost: O(S·n) arithmetic per ring, against S·n engine flows in step mode.
+// (S·busy on an idle machine, busy = the busiest link's time for one step of every ring) after a
+// latency of T − S·busy (the pipeline's fill and drain), so it ends at T when idle, and only its
+// bandwidth part stretches under contention.
+// Cost: O(J log J) for J = Σ S·n jobs at a level, against J·slices engine flows in step mode;
+// above `event_jobs` jobs a step-by-step walk (O(J·k), k hops per link) that is a few % fast
+// where latency and bytes weigh alike. Agreement with step mode, and what is not yet within 2 %:
+// tests/sim/comm/folded_ring_test.cpp.
 #pragma once
 
 #include <cstdint>
@@ -43,9 +43,14 @@ namespace stepsim::comm {
 /// point-to-point transfer, one concatenated route per sub-ring for a folded ring. None for a join.
 std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vector<int>& gpus, const PlannedTransfer& t);
 
-/// Per transfer of `plan`: the start latency of a folded ring (T − S·t_max above, with t_p from
-/// the per-step loads of every folded ring at the same dependency level), nullopt for the others.
+/// Levels of up to this many jobs (steps × hops) are walked as events: 128 ranks × 8 channels
+/// all-reduce is 260k; 2M takes about a second.
+inline constexpr std::int64_t kEventLatticeJobs = std::int64_t{1} << 21;
+
+/// Per transfer of `plan`: the start latency of a folded ring (T − S·busy above, from the lattice
+/// of every folded ring at the same dependency level), nullopt for the others.
 std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router& router, const std::vector<int>& gpus,
-                                                               const StepPlan& plan);
+                                                               const StepPlan& plan,
+                                                               std::int64_t event_jobs = kEventLatticeJobs);
 
 }  // namespace stepsim::comm

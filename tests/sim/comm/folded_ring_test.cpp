@@ -2,9 +2,13 @@
 // against step mode, the reference it replaces for large groups (DESIGN.md, sim/comm).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "comm_fixture.hpp"
+#include "sim/comm/algorithm.hpp"
+#include "sim/comm/folded_ring.hpp"
+#include "sim/comm/plan_input.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "hardware/router.hpp"
 
@@ -39,32 +43,68 @@ double worst_disagreement(const Machine& m, Op op, Algorithm algorithm) {
   return worst;
 }
 
-TEST_CASE("coarse mode agrees with step mode within 2 % from 1 MiB to 8 GiB") {
-  // Rings whose hops are alike: every hop over the NICs (4 and 16 servers of 1 GPU), every hop
-  // over PCIe (16 GPUs in one PCIe server), and the hierarchical all-reduce, whose phases are
-  // such rings. The lattice recurrence of folded_ring.hpp is exact there: T = S·(α + b/B).
-  const std::vector<Machine> machines{{"dgx-a100", 4, 1}, {"dgx-a100", 16, 1}, {"a100-pcie", 1, 16}};
+// Ring all-reduce, all-gather and reduce-scatter on each machine, coarse within `tolerance` of step.
+void check_ring_ops_within(const std::vector<Machine>& machines, double tolerance) {
   for (const auto& m : machines)
     for (Op op : {Op::all_reduce, Op::all_gather, Op::reduce_scatter}) {
       const std::string what = m.preset + " " + std::to_string(m.nodes) + "x" + std::to_string(m.gpus_per_node) + " " + to_string(op);
       CAPTURE(what);
-      CHECK(worst_disagreement(m, op, Algorithm::ring) <= 0.02);
+      CHECK(worst_disagreement(m, op, Algorithm::ring) <= tolerance);
     }
-  // Hierarchical needs several ranks per server (with one it is the ring, tested above).
-  CHECK(worst_disagreement({"dgx-a100", 2, 8}, Op::all_reduce, Algorithm::hierarchical) <= 0.02);
 }
 
-TEST_CASE("coarse mode on rings that mix NVLink or PCIe hops with NIC hops: the known gap") {
-  // Not yet within 2 %: how much a step's crossing of a shared link is slowed by the other
-  // rings' steps depends on how they line up in time. folded_ring.cpp takes them as random
-  // arrivals (processor sharing); step mode lines some up. Worst today, all at 4–32 MiB:
-  // dgx-a100 2x8 ring all-reduce −2.9 %, all-gather/reduce-scatter −5.5 %; a100-pcie 2x8 ring up
-  // to −17 % (and −9 % at 1 GiB, where step mode's own curve is uneven), hierarchical −6 %.
-  // These bounds keep it from getting worse; the goal stays 2 %.
-  CHECK(worst_disagreement({"dgx-a100", 2, 8}, Op::all_reduce, Algorithm::ring) <= 0.035);
-  CHECK(worst_disagreement({"dgx-a100", 2, 8}, Op::all_gather, Algorithm::ring) <= 0.06);
-  CHECK(worst_disagreement({"a100-pcie", 2, 8}, Op::all_reduce, Algorithm::ring) <= 0.18);
-  CHECK(worst_disagreement({"a100-pcie", 2, 8}, Op::all_reduce, Algorithm::hierarchical) <= 0.07);
+TEST_CASE("coarse mode agrees with step mode within 2 % from 1 MiB to 8 GiB") {
+  // Rings whose hops are alike: every hop over the NICs (4 and 16 servers of 1 GPU), every hop
+  // over PCIe (16 GPUs in one PCIe server), and the hierarchical all-reduce, whose phases are
+  // such rings. The lattice is exact there: T = S·(α + b/B).
+  const std::vector<Machine> machines{{"dgx-a100", 4, 1}, {"dgx-a100", 16, 1}, {"a100-pcie", 1, 16}};
+  check_ring_ops_within(machines, 0.02);
+  // Hierarchical needs several ranks per server (with one it is the ring, tested above).
+  CHECK(worst_disagreement({"dgx-a100", 2, 8}, Op::all_reduce, Algorithm::hierarchical) <= 0.02);
+  CHECK(worst_disagreement({"a100-pcie", 2, 8}, Op::all_reduce, Algorithm::hierarchical) <= 0.02);
+}
+
+TEST_CASE("coarse mode agrees with step mode within 2 % on rings that mix NVLink and NIC hops") {
+  // Every channel's ring crosses each GPU's NVLink port, so seven rings' steps share it, and they
+  // reach it at times that the slow NIC hops skew: the lattices of all rings are walked together,
+  // as events on processor-sharing links (folded_ring.hpp). Worst before that, when a step's
+  // crossing was taken to meet the others at random: −5.5 % (dgx-a100 2x8 all-gather, 8 MiB),
+  // −9.1 % (dgx-h100 2x8 all-gather, 32 MiB).
+  const std::vector<Machine> machines{{"dgx-a100", 2, 8}, {"dgx-a100", 4, 8}, {"dgx-h100", 2, 8}};
+  check_ring_ops_within(machines, 0.02);
+}
+
+TEST_CASE("coarse mode on rings that mix PCIe and NIC hops: the known gap") {
+  // Not yet within 2 %, coarse mode fast by up to 9 %, at 2–4 MiB where latency and bytes weigh
+  // alike. A hop staged through the CPU crosses several links at equal load; step mode's flows
+  // share them max-min as one, the lattice serves each link on its own. At 128 MiB–1 GiB step
+  // mode itself is uneven (its 4-slice cap: a100-pcie 1 GiB takes 7 % longer per byte than
+  // 2 GiB), which the folded flow's ideal pipelining does not copy. These bounds keep it from
+  // getting worse; the goal stays 2 %.
+  CHECK(worst_disagreement({"a100-pcie", 2, 8}, Op::all_reduce, Algorithm::ring) <= 0.09);
+  CHECK(worst_disagreement({"rtx4090", 2, 8}, Op::all_reduce, Algorithm::ring) <= 0.09);
+}
+
+TEST_CASE("above kEventLatticeJobs the step-by-step lattice stays within 5 % of the event walk") {
+  // Levels too large for the event heap (1024 ranks × 8 channels) are walked round by round;
+  // that walk never lets two rounds share a link, so it is fast where rings drift apart.
+  for (const Machine& m : {Machine{"dgx-a100", 2, 8}, Machine{"dgx-a100", 4, 8}, Machine{"dgx-h100", 2, 8}}) {
+    const auto cluster = hw::load_cluster(m.preset, shape(m.nodes, m.gpus_per_node));
+    const hw::Router router(cluster);
+    for (std::int64_t bytes : kSizes) {
+      CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(cluster.gpu_count()), .bytes = bytes,
+                            .algorithm = Algorithm::ring};
+      const double step = run_together(router, {req}).front() * 1e6;  // ps
+      req.coarse = true;
+      const StepPlan plan = make_algorithm(Algorithm::ring)->plan(plan_input(cluster, req));
+      const auto by_events = folded_ring_latencies(router, req.gpus, plan);
+      const auto by_step = folded_ring_latencies(router, req.gpus, plan, 0);
+      for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+        REQUIRE(by_events[i].has_value() == by_step[i].has_value());
+        if (by_events[i]) CHECK(std::abs(static_cast<double>(*by_step[i] - *by_events[i])) <= 0.05 * step);
+      }
+    }
+  }
 }
 
 TEST_CASE("a folded ring on a uniform idle ring takes S(alpha + b/B), the ring formula") {
