@@ -174,9 +174,10 @@ std::vector<double> lattice_times_by_step(const std::vector<LatticeRing>& rings,
     std::size_t job = 0;
   };
   // Processor sharing of one link among crossings that arrive at known times.
-  auto share = [](std::vector<Timed>& c) {
+  std::vector<std::pair<double, std::size_t>> active;  // share's scratch: remaining work, crossing
+  auto share = [&active](std::vector<Timed>& c) {
     std::sort(c.begin(), c.end(), [](const Timed& a, const Timed& b) { return a.arrival < b.arrival; });
-    std::vector<std::pair<double, std::size_t>> active;  // remaining work, crossing
+    active.clear();
     double t = 0;
     std::size_t next = 0;
     while (next < c.size() || !active.empty()) {
