@@ -60,9 +60,20 @@ bool use_coarse_mode(Fidelity fidelity, std::size_t ranks) {
 
 CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const std::vector<core::StreamId>& streams) {
   check_request(net.cluster(), req, streams.size());
+  CollectiveKey key{.op = req.op, .algorithm = req.algorithm, .bytes = req.bytes, .root = req.root,
+                    .coarse = req.coarse, .gpus = req.gpus};
+  const PlannedCollective* kept = net.planned(key);
+  if (!kept) {
+    PlannedCollective fresh;
+    fresh.chosen = req.algorithm == Algorithm::automatic ? choose_algorithm(net.router(), req) : req.algorithm;
+    fresh.plan = make_algorithm(fresh.chosen)->plan(plan_input(net.cluster(), req));
+    fresh.folded_latency_ps = folded_ring_latencies(net.router(), req.gpus, fresh.plan);
+    kept = &net.remember(std::move(key), std::move(fresh));
+  }
+  const StepPlan& plan = kept->plan;
+  const auto& folded = kept->folded_latency_ps;
   CollectiveTasks out;
-  out.chosen = req.algorithm == Algorithm::automatic ? choose_algorithm(net.router(), req) : req.algorithm;
-  const StepPlan plan = make_algorithm(out.chosen)->plan(plan_input(net.cluster(), req));
+  out.chosen = kept->chosen;
 
   core::Engine& engine = net.engine();
   for (auto s : streams) out.members.push_back(engine.add_hold(s));
@@ -70,7 +81,6 @@ CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const
   const TaskId launch = engine.add_delay(core::picoseconds(net.cluster().comm.launch_latency_ps));
   engine.add_dependency(engine.arrival_marker(out.group), launch);
 
-  const auto folded = folded_ring_latencies(net.router(), req.gpus, plan);
   std::vector<TaskId> done;
   done.reserve(plan.transfers.size());
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {

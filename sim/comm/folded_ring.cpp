@@ -162,7 +162,7 @@ std::vector<double> lattice_times_by_events(const std::vector<LatticeRing>& ring
   return out;
 }
 
-// The same lattice walked step by step, for levels with more than kEventJobs jobs, where the heap
+// The same lattice walked step by step, for levels with more than kEventLatticeJobs jobs, where the heap
 // would cost seconds. Within a step, the crossings of each link share it by processor sharing from
 // when they are ready; what the link still owes earlier steps joins them as one more crossing,
 // and a hop's step follows its previous one by at least `busy`. Steps of different rounds never

@@ -44,8 +44,8 @@ namespace stepsim::comm {
 std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vector<int>& gpus, const PlannedTransfer& t);
 
 /// Levels of up to this many jobs (steps × hops) are walked as events: 128 ranks × 8 channels
-/// all-reduce is 260k; 2M takes about a second.
-inline constexpr std::int64_t kEventLatticeJobs = std::int64_t{1} << 21;
+/// all-reduce is 260k jobs, ~0.1 s; 512 ranks would be 2M, ~2 s, per collective shape.
+inline constexpr std::int64_t kEventLatticeJobs = std::int64_t{1} << 18;
 
 /// Per transfer of `plan`: the start latency of a folded ring (T − S·busy above, from the lattice
 /// of every folded ring at the same dependency level), nullopt for the others.

@@ -17,6 +17,15 @@ std::vector<core::LinkId> Network::engine_route(const hw::Route& route) const {
   return out;
 }
 
+const PlannedCollective* Network::planned(const CollectiveKey& key) const {
+  const auto it = planned_.find(key);
+  return it == planned_.end() ? nullptr : &it->second;
+}
+
+const PlannedCollective& Network::remember(CollectiveKey key, PlannedCollective planned) {
+  return planned_.insert_or_assign(std::move(key), std::move(planned)).first->second;
+}
+
 double effective_bytes_per_s(const hw::Link& link, const hw::CommParams& params) {
   switch (link.kind) {
     case hw::LinkKind::nvlink: return link.bytes_per_s * params.nvlink_efficiency;

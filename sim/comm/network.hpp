@@ -5,15 +5,39 @@
 // Network, so collectives that share a link share it max-min fairly.
 #pragma once
 
+#include <compare>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "hardware/cluster.hpp"
 #include "hardware/router.hpp"
+#include "sim/comm/ops.hpp"
 #include "sim/comm/step_plan.hpp"
 #include "sim/core/engine.hpp"
 
 namespace stepsim::comm {
+
+/// A collective as add_collective() planned it: the algorithm it chose, its transfers, and the
+/// latencies of its folded rings. The same collective (op, group, size, algorithm) recurs for
+/// every layer and micro-batch of a training step; the Network keeps each plan so that the tuner
+/// and the ring lattices (folded_ring.hpp, up to seconds for 512 ranks) run once per shape.
+struct PlannedCollective {
+  Algorithm chosen = Algorithm::ring;
+  StepPlan plan{};
+  std::vector<std::optional<std::int64_t>> folded_latency_ps{};
+};
+
+struct CollectiveKey {
+  Op op = Op::all_reduce;
+  Algorithm algorithm = Algorithm::automatic;
+  std::int64_t bytes = 0;
+  int root = 0;
+  bool coarse = false;
+  std::vector<int> gpus{};
+  auto operator<=>(const CollectiveKey&) const = default;
+};
 
 class Network {
  public:
@@ -27,11 +51,16 @@ class Network {
   core::LinkId link(int index) const { return links_.at(static_cast<std::size_t>(index)); }
   std::vector<core::LinkId> engine_route(const hw::Route& route) const;
 
+  /// The plan kept for `key`, or null.
+  const PlannedCollective* planned(const CollectiveKey& key) const;
+  const PlannedCollective& remember(CollectiveKey key, PlannedCollective planned);
+
  private:
   core::Engine& engine_;
   const hw::Cluster& cluster_;
   const hw::Router& router_;
   std::vector<core::LinkId> links_;
+  std::map<CollectiveKey, PlannedCollective> planned_;
 };
 
 /// Payload bandwidth of a link under NCCL's Simple protocol: bytes_per_s × the efficiency of its

@@ -86,7 +86,7 @@ TEST_CASE("coarse mode on rings that mix PCIe and NIC hops: the known gap") {
 }
 
 TEST_CASE("above kEventLatticeJobs the step-by-step lattice stays within 5 % of the event walk") {
-  // Levels too large for the event heap (1024 ranks × 8 channels) are walked round by round;
+  // Levels too large for the event heap (512 ranks × 8 channels) are walked round by round;
   // that walk never lets two rounds share a link, so it is fast where rings drift apart.
   for (const Machine& m : {Machine{"dgx-a100", 2, 8}, Machine{"dgx-a100", 4, 8}, Machine{"dgx-h100", 2, 8}}) {
     const auto cluster = hw::load_cluster(m.preset, shape(m.nodes, m.gpus_per_node));
