@@ -22,8 +22,8 @@
 // slow, latencies along the ring overlap with the NIC's bytes, which a sum of every step's latency
 // followed by every step's bytes does not. The folded flow carries S·b per hop at the ring rate
 // (S·busy on an idle machine, busy = the busiest link's time for one step of every ring) after a
-// latency of T − S·busy (the pipeline's fill and drain), so it ends at T when idle, and only its
-// bandwidth part stretches under contention.
+// latency of T − S·busy (the pipeline's fill and drain), T being the slowest ring's of its level,
+// so that all of them end at T when idle, and only their bandwidth part stretches under contention.
 // Cost: O(J log J) for J = Σ S·n jobs at a level, against J·slices engine flows in step mode;
 // above `event_jobs` jobs a step-by-step walk (O(J·k), k hops per link) that is a few % fast
 // where latency and bytes weigh alike. Agreement with step mode, and what is not yet within 2 %:

@@ -75,14 +75,15 @@ TEST_CASE("coarse mode agrees with step mode within 2 % on rings that mix NVLink
 }
 
 TEST_CASE("coarse mode on rings that mix PCIe and NIC hops: the known gap") {
-  // Not yet within 2 %, coarse mode fast by up to 9 %, at 2–4 MiB where latency and bytes weigh
-  // alike. A hop staged through the CPU crosses several links at equal load; step mode's flows
-  // share them max-min as one, the lattice serves each link on its own. At 128 MiB–1 GiB step
-  // mode itself is uneven (its 4-slice cap: a100-pcie 1 GiB takes 7 % longer per byte than
-  // 2 GiB), which the folded flow's ideal pipelining does not copy. These bounds keep it from
-  // getting worse; the goal stays 2 %.
-  CHECK(worst_disagreement({"a100-pcie", 2, 8}, Op::all_reduce, Algorithm::ring) <= 0.09);
-  CHECK(worst_disagreement({"rtx4090", 2, 8}, Op::all_reduce, Algorithm::ring) <= 0.09);
+  // Not yet within 2 %: coarse mode is fast by up to 7 % at 4 MiB, where latency and bytes weigh
+  // alike. A hop staged through the CPU crosses several links at once; step mode's flows share
+  // them max-min as one, the lattice serves each link on its own. At 128 MiB–1 GiB step mode
+  // itself is uneven (its 4-slice cap: a100-pcie 1 GiB takes 7 % longer per byte than 2 GiB),
+  // which the folded flow's even pipelining does not copy. Worst before the joint lattice and the
+  // common end of a level's rings: −16.7 % (a100-pcie) and −8.5 % (rtx4090). These bounds keep it
+  // from getting worse; the goal stays 2 %.
+  CHECK(worst_disagreement({"a100-pcie", 2, 8}, Op::all_reduce, Algorithm::ring) <= 0.08);
+  CHECK(worst_disagreement({"rtx4090", 2, 8}, Op::all_reduce, Algorithm::ring) <= 0.05);
 }
 
 TEST_CASE("above kEventLatticeJobs the step-by-step lattice stays within 5 % of the event walk") {
