@@ -82,6 +82,27 @@ LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring
   return out;
 }
 
+// A bottleneck link that only one hop of the level crosses serves that hop's steps one after
+// another, so all such links of a hop finish its step at the same time (ties have equal work):
+// one of them stands for the rest. On rings of single-GPU servers that leaves one crossing per
+// hop instead of one per link of the NIC route.
+void keep_one_private_crossing(std::vector<LatticeRing>& rings, std::size_t link_count) {
+  std::vector<int> hops_on(link_count, 0);
+  for (const auto& r : rings)
+    for (const auto& crossings : r.crossings)
+      for (const auto& c : crossings) ++hops_on[static_cast<std::size_t>(c.link)];
+  for (auto& r : rings)
+    for (auto& crossings : r.crossings) {
+      bool kept_private = false;
+      std::erase_if(crossings, [&](const Crossing& c) {
+        if (hops_on[static_cast<std::size_t>(c.link)] != 1) return false;
+        if (kept_private) return true;
+        kept_private = true;
+        return false;
+      });
+    }
+}
+
 // Every step of every hop of every ring at a level is a job: ready d_p after step s−1 arrived from
 // hop p−1, then crossing its bottleneck links. Each link serves its crossings by processor sharing,
 // steps of all rings and of all steps alike, as step mode's flows share it under max-min; a
@@ -300,6 +321,7 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
       rings.push_back(lattice_ring(cluster, plan.transfers[i], hops[i], link_step_bytes));
       jobs += static_cast<std::int64_t>(rings.back().steps) * static_cast<std::int64_t>(rings.back().d.size());
     }
+    keep_one_private_crossing(rings, cluster.links.size());
     const auto lattice = jobs <= event_jobs ? lattice_times_by_events(rings, cluster.links.size())
                                             : lattice_times_by_step(rings, cluster.links.size());
     // Every folded flow of the level ends at the slowest ring's T when idle. Were each to end at
