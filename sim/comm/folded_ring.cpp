@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 #include <queue>
-#include <unordered_map>
 
 #include "sim/comm/network.hpp"
 

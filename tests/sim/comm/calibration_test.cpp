@@ -2,6 +2,9 @@
 // real 2-node A100 logs within 10 % at >= 64 MiB.
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <string>
+
 #include "comm_fixture.hpp"
 #include "hardware/router.hpp"
 #include "sim/comm/calibration.hpp"
@@ -31,33 +34,32 @@ TEST_CASE("calibration recovers the parameters a simulated log was written with"
   for (std::size_t i = 0; i < log.rows.size(); ++i) CHECK(std::abs(busbw_error(log.rows[i], result.after_us[i])) < 0.01);
 }
 
+// Calibrates dgx-a100 (shaped as the log's servers) on a real log in tests/sim/comm/data and
+// checks every row of at least `from_bytes` within 10 % of its logged busbw.
+CalibrationResult calibrate_log_within_10_percent(const std::string& file, std::int64_t from_bytes) {
+  const auto log = read_nccl_log(std::string(STEPSIM_DATA_DIR) + "/tests/sim/comm/data/" + file);
+  auto result = calibrate(hw::load_cluster("dgx-a100", shape_for(log)), log);
+  for (std::size_t i = 0; i < log.rows.size(); ++i)
+    if (log.rows[i].size_bytes >= from_bytes) CHECK(std::abs(busbw_error(log.rows[i], result.after_us[i])) < 0.10);
+  return result;
+}
+
 TEST_CASE("calibrating dgx-a100 x2 on the trimmed OCI A100 log lands within 10 % of every row" * doctest::test_suite("slow")) {
-  const auto log = read_nccl_log(std::string(STEPSIM_DATA_DIR) +
-                                 "/tests/sim/comm/data/nccl_all_reduce_2node_16xa100-40gb_oci_slurm_trimmed_1G-8G.txt");
-  const auto result = calibrate(hw::load_cluster("dgx-a100", shape_for(log)), log);
+  const auto result = calibrate_log_within_10_percent("nccl_all_reduce_2node_16xa100-40gb_oci_slurm_trimmed_1G-8G.txt", 0);
   CHECK(result.fitted.front() == "network_efficiency");
-  for (std::size_t i = 0; i < log.rows.size(); ++i) CHECK(std::abs(busbw_error(log.rows[i], result.after_us[i])) < 0.10);
 }
 
 TEST_CASE("calibrating dgx-a100 x2 on the OCI OKE log lands within 10 % of every row >= 64 MiB" * doctest::test_suite("slow")) {
   // NCCL ran rings up to 512 MiB (153-165 GB/s busbw, under the 8-NIC ring ceiling) and trees
   // from 1 GiB (219-238 GB/s, above it: only trees over all 8 NICs reach that). The fit frees
-  // both NVLink (bounds the tree) and network (bounds the ring) efficiency. Takes ~10 s in Release.
-  const auto log = read_nccl_log(std::string(STEPSIM_DATA_DIR) +
-                                 "/tests/sim/comm/data/nccl_all_reduce_2node_16xa100-40gb_oci_oke_rdma_8B-8G.txt");
-  const auto result = calibrate(hw::load_cluster("dgx-a100", shape_for(log)), log);
-  for (std::size_t i = 0; i < log.rows.size(); ++i)
-    if (log.rows[i].size_bytes >= (64LL << 20)) CHECK(std::abs(busbw_error(log.rows[i], result.after_us[i])) < 0.10);
+  // both NVLink (bounds the tree) and network (bounds the ring) efficiency.
+  calibrate_log_within_10_percent("nccl_all_reduce_2node_16xa100-40gb_oci_oke_rdma_8B-8G.txt", 64LL << 20);
 }
 
 TEST_CASE("calibrating dgx-a100 x2 on the p4d EFA log lands within 10 % of every row >= 64 MiB" * doctest::test_suite("slow")) {
   // p4d has 4 x 100 Gb/s EFA per node, not 8 x HDR: the fit lowers network_efficiency to match,
   // and the slow mid-size ramp of EFA becomes a large launch latency.
-  const auto log = read_nccl_log(std::string(STEPSIM_DATA_DIR) +
-                                 "/tests/sim/comm/data/nccl_all_reduce_2node_16xa100_p4d_efa_oldformat_interleaved.txt");
-  const auto result = calibrate(hw::load_cluster("dgx-a100", shape_for(log)), log);
-  for (std::size_t i = 0; i < log.rows.size(); ++i)
-    if (log.rows[i].size_bytes >= (64LL << 20)) CHECK(std::abs(busbw_error(log.rows[i], result.after_us[i])) < 0.10);
+  calibrate_log_within_10_percent("nccl_all_reduce_2node_16xa100_p4d_efa_oldformat_interleaved.txt", 64LL << 20);
 }
 
 }  // namespace
