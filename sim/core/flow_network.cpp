@@ -54,6 +54,7 @@ std::uint32_t FlowNetwork::start_flow(std::span<const LinkId> route, double byte
     f.route.push_back(l.value);
     f.slot.push_back(static_cast<std::uint32_t>(link.flows.size()));
     link.flows.push_back(id);
+    link.hop.push_back(static_cast<std::uint32_t>(f.route.size() - 1));
     mark_dirty(l.value);
   }
   // No link of the route can fill below capacity / hops on it (flow_component.cpp, levels).
@@ -73,17 +74,11 @@ void FlowNetwork::unlink_hop(std::uint32_t flow, std::size_t hop) {
   Link& link = links_[flows_[flow].route[hop]];
   const std::uint32_t pos = flows_[flow].slot[hop];
   const auto last = static_cast<std::uint32_t>(link.flows.size() - 1);
-  const std::uint32_t moved = link.flows[last];
-  link.flows[pos] = moved;
+  link.flows[pos] = link.flows[last];
+  link.hop[pos] = link.hop[last];
   link.flows.pop_back();
-  if (pos == last) return;
-  Flow& m = flows_[moved];
-  for (std::size_t k = 0; k < m.route.size(); ++k) {
-    if (m.route[k] == flows_[flow].route[hop] && m.slot[k] == last) {
-      m.slot[k] = pos;
-      return;
-    }
-  }
+  link.hop.pop_back();
+  if (pos != last) flows_[link.flows[pos]].slot[link.hop[pos]] = pos;
 }
 
 void FlowNetwork::finish_flow(std::uint32_t flow, std::int64_t now_ps) {

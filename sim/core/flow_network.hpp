@@ -74,6 +74,7 @@ class FlowNetwork {
   struct Link {
     double capacity = 0;                ///< bytes/s
     std::vector<std::uint32_t> flows;   ///< active flows crossing it (once per hop)
+    std::vector<std::uint32_t> hop;     ///< per entry of flows: which hop of that flow's route it is
     std::int64_t busy_ps = 0;           ///< time with at least one flow, closed intervals
     std::int64_t busy_since_ps = 0;     ///< start of the open interval while flows is non-empty
     double bytes = 0;                   ///< bytes of finished flows that crossed it
