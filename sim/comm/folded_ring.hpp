@@ -13,21 +13,25 @@
 // Latency. The step-by-step ring ends at the longest path through its step lattice (the max-plus
 // form of the alpha-beta model: Thakur, Rabenseifner & Gropp 2005; NCCL's ring: 2(n−1) steps for
 // all-reduce, n−1 for all-gather and reduce-scatter): step s of hop p starts d_p (its start
-// latency) after step s−1 has arrived from hop p−1, then crosses the hop's bottleneck link. Where
-// several hops share a link (NVLink ports that every channel's ring crosses, a PCIe uplink) how
-// long a crossing takes depends on which other crossings are on the link at that moment, so the
-// lattices of all folded rings at one dependency level are walked together, as events: each link
-// serves the crossings on it by processor sharing, as step mode's flows share it under max-min.
-// On a uniform idle ring this is T = S·(α + b/B), DESIGN.md's formula; on a ring whose NIC hop is
-// slow, latencies along the ring overlap with the NIC's bytes, which a sum of every step's latency
-// followed by every step's bytes does not. The folded flow carries S·b per hop at the ring rate
-// (S·busy on an idle machine, busy = the busiest link's time for one step of every ring) after a
-// latency of T − S·busy (the pipeline's fill and drain), T being the slowest ring's of its level,
-// so that all of them end at T when idle, and only their bandwidth part stretches under contention.
-// Cost: O(J log J) for J = Σ S·n jobs at a level, against J·slices engine flows in step mode;
-// above `event_jobs` jobs a step-by-step walk (O(J·k), k hops per link) that is a few % fast
-// where latency and bytes weigh alike. Agreement with step mode, and what is not yet within 2 %:
-// tests/sim/comm/folded_ring_test.cpp.
+// latency) after step s−1 has arrived from hop p−1, then crosses the hop's links. Where several
+// hops share a link (NVLink ports that every channel's ring crosses, a PCIe uplink, host memory)
+// how long a crossing takes depends on which other crossings are on the link at that moment, so
+// the lattices of all folded rings at one dependency level are walked together, as events: each
+// step of each hop is one fluid flow per route, and rates are max-min fair over the routes' links,
+// as step mode's flows are in the engine, with its whole-picosecond rounding. Links that another
+// link of every route crossing them implies are left out (exact for max-min). On a uniform idle
+// ring this is T = S·(α + b/B), DESIGN.md's formula; on a ring whose NIC hop is slow, latencies
+// along the ring overlap with the NIC's bytes, which a sum of every step's latency followed by
+// every step's bytes does not. The folded flow carries S·b per hop at the ring rate (S·busy on an
+// idle machine, busy = the busiest link's time for one step of every ring) after a latency of
+// T − S·busy (the pipeline's fill and drain), T being the slowest ring's of its level, so that
+// all of them end at T when idle, and only their bandwidth part stretches under contention.
+// Cost: one max-min refill per instant at which steps start or end, over the flows connected to
+// them through shared links (O(J) refills for J = Σ S·n jobs, each O(flows × links) of its part
+// of the machine), against J·slices engine flows, each a full re-solve of its component, in step
+// mode. Above `event_jobs` jobs a round-by-round walk on each hop's bottleneck links
+// (O(J·k), k hops per link) that is a few % fast where latency and bytes weigh alike. Agreement
+// with step mode: tests/sim/comm/folded_ring_test.cpp.
 #pragma once
 
 #include <cstdint>
@@ -43,8 +47,9 @@ namespace stepsim::comm {
 /// point-to-point transfer, one concatenated route per sub-ring for a folded ring. None for a join.
 std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vector<int>& gpus, const PlannedTransfer& t);
 
-/// Levels of up to this many jobs (steps × hops) are walked as events: 128 ranks × 8 channels
-/// all-reduce is 260k jobs, ~0.1 s; 512 ranks would be 2M, ~2 s, per collective shape.
+/// Levels of up to this many jobs (steps × hops) are walked as max-min events: 128 ranks × 8
+/// channels all-reduce is 260k jobs, ~1 s on dgx-a100; 512 ranks would be 2M, several seconds per
+/// collective shape.
 inline constexpr std::int64_t kEventLatticeJobs = std::int64_t{1} << 18;
 
 /// Per transfer of `plan`: the start latency of a folded ring (T − S·busy above, from the lattice
