@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
-#include <queue>
 
+#include "sim/comm/lattice_walk.hpp"
 #include "sim/comm/network.hpp"
-#include "sim/core/rounding.hpp"
 
 namespace stepsim::comm {
 namespace {
@@ -51,15 +49,9 @@ struct Crossing {
   double work = 0;  // ps to move the flow's bytes at the link's full rate
 };
 
-struct RouteFlow {
-  double bytes = 0;
-  std::vector<Crossing> links{};
-};
-
 struct LatticeRing {
   int steps = 0;
   std::vector<double> d{};
-  std::vector<std::vector<RouteFlow>> flows{};
   std::vector<std::vector<Crossing>> crossings{};
   std::vector<double> busy{};
 };
@@ -74,68 +66,54 @@ LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring
   LatticeRing out{.steps = ring.latency_steps};
   for (const auto& routes : hops) {
     double d = 0, busy = 0;
-    const double route_bytes = step_bytes(ring) / static_cast<double>(routes.size());
-    std::map<int, double> own;  // link -> this hop's work per step on it
-    std::vector<RouteFlow> flows;
+    std::map<int, double> own;  // link -> this hop's work per step on it (equal-cost routes split the bytes)
     for (const auto& r : routes) {
       d = std::max(d, static_cast<double>(transfer_latency_ps(cluster, r, one_step)));
-      RouteFlow flow{.bytes = route_bytes};
       for (int l : r) {
-        flow.links.push_back({l, route_bytes * ps_per_byte(cluster, l)});
-        own[l] += route_bytes * ps_per_byte(cluster, l);
+        own[l] += step_bytes(ring) / static_cast<double>(routes.size()) * ps_per_byte(cluster, l);
         busy = std::max(busy, link_step_bytes[static_cast<std::size_t>(l)] * ps_per_byte(cluster, l));
       }
-      flows.push_back(std::move(flow));
     }
     std::vector<Crossing> bottlenecks;
     for (const auto& [l, work] : own)
       if (link_step_bytes[static_cast<std::size_t>(l)] * ps_per_byte(cluster, l) >= busy * (1 - 1e-9)) bottlenecks.push_back({l, work});
-    out.d.push_back(d), out.flows.push_back(std::move(flows)), out.crossings.push_back(std::move(bottlenecks));
-    out.busy.push_back(busy);
+    out.d.push_back(d), out.crossings.push_back(std::move(bottlenecks)), out.busy.push_back(busy);
   }
   return out;
 }
 
-// Drops from every route the links whose max-min constraint another link of the same route
-// implies: A is redundant when every route that crosses A also crosses B and B is no faster
-// (then Σ over A's flows of work_A·rate ≤ Σ over B's of work_B·rate, so A is full only when B is).
-// Exact for max-min, and it leaves on most routes only the links that are shared or slowest; of
-// links that imply each other, the first stays.
-void drop_implied_links(std::vector<LatticeRing>& rings, const hw::Cluster& cluster) {
-  std::vector<std::vector<int>> routes_on(cluster.links.size());  // link -> the routes (numbered below) that cross it
-  int route = 0;
-  for (const auto& r : rings)
-    for (const auto& hop : r.flows)
-      for (const auto& flow : hop) {
-        for (const auto& c : flow.links) routes_on[static_cast<std::size_t>(c.link)].push_back(route);
-        ++route;
+// The step lattice of a level's folded rings as a walk (lattice_walk.hpp): job (ring, s, p) is
+// hop p's step s, after (ring, s−1, p−1); each hop's routes over every link, less the implied.
+WalkGraph ring_walk(const hw::Cluster& cluster, const StepPlan& plan, const std::vector<std::size_t>& members,
+                    const std::vector<HopRoutes>& hops, std::vector<std::int64_t>& first_job) {
+  WalkGraph g;
+  first_job.assign(1, 0);
+  for (std::size_t i : members) {
+    const auto& t = plan.transfers[i];
+    const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps};
+    const auto n = static_cast<std::int64_t>(hops[i].size());
+    const auto kind0 = static_cast<int>(g.routes.size());
+    for (const auto& routes : hops[i]) {
+      WalkRoutes kind;
+      for (const auto& r : routes) {
+        WalkRoute route{.latency_ps = static_cast<double>(transfer_latency_ps(cluster, r, one_step))};
+        for (int l : r) route.links.push_back({l, ps_per_byte(cluster, l)});
+        kind.push_back(std::move(route));
       }
-  for (auto& on : routes_on) {
-    std::sort(on.begin(), on.end());
-    on.erase(std::unique(on.begin(), on.end()), on.end());
+      g.routes.push_back(std::move(kind));
+    }
+    const std::int64_t base = first_job.back();
+    for (std::int64_t s = 0; s < t.latency_steps; ++s)
+      for (std::int64_t p = 0; p < n; ++p) {
+        g.jobs.push_back({.routes = kind0 + static_cast<int>(p), .bytes = step_bytes(t)});
+        g.next_begin.push_back(static_cast<std::int64_t>(g.next.size()));
+        if (s + 1 < t.latency_steps) g.next.push_back(base + (s + 1) * n + (p + 1) % n);
+      }
+    first_job.push_back(base + t.latency_steps * n);
   }
-  std::vector<char> implied(cluster.links.size(), 0), checked(cluster.links.size(), 0);
-  for (const auto& r : rings)
-    for (const auto& hop : r.flows)
-      for (const auto& flow : hop)
-        for (const auto& a : flow.links) {
-          const auto ua = static_cast<std::size_t>(a.link);
-          if (checked[ua]) continue;
-          checked[ua] = 1;
-          for (const auto& b : flow.links) {
-            const auto ub = static_cast<std::size_t>(b.link);
-            if (b.link == a.link || b.work < a.work * (1 - 1e-9)) continue;
-            const bool same = routes_on[ua].size() == routes_on[ub].size() && b.work <= a.work * (1 + 1e-9);
-            if (same && b.link > a.link) continue;  // of two that imply each other, the first stays
-            if (std::includes(routes_on[ub].begin(), routes_on[ub].end(), routes_on[ua].begin(), routes_on[ua].end())) {
-              implied[ua] = 1;
-              break;
-            }
-          }
-        }
-  for (auto& r : rings)
-    for (auto& hop : r.flows)
-      for (auto& flow : hop) std::erase_if(flow.links, [&](const Crossing& c) { return implied[static_cast<std::size_t>(c.link)] != 0; });
+  g.next_begin.push_back(static_cast<std::int64_t>(g.next.size()));
+  drop_implied_links(g.routes, cluster.links.size());
+  return g;
 }
 
 // A bottleneck link that only one hop of the level crosses serves that hop's steps one after
@@ -156,165 +134,6 @@ void keep_one_private_crossing(std::vector<LatticeRing>& rings, std::size_t link
         return false;
       });
     }
-}
-
-// Every step of every hop of every ring at a level is a job: ready d_p after step s−1 arrived from
-// hop p−1, then one fluid flow per route of the hop, the job done when all have arrived. Rates
-// are max-min fair on bytes over every link of the routes (Bertsekas & Gallager, Data Networks
-// §6.5.2, progressive filling), as step mode's flows are in the engine: a hop staged through the
-// CPU that one link holds back leaves the rest of its share of the others to the hops there.
-// Rates change only at a join or a leave, and only for the flows that reach it through shared
-// links, which are refilled. Per ring: when its last step has arrived everywhere.
-std::vector<double> lattice_times_by_max_min(const std::vector<LatticeRing>& rings, std::size_t link_count) {
-  struct Flow {
-    double left = 1, rate = 0, t = 0;  // fraction of its bytes still to move; per ps; as of t
-    double scheduled_rate = -1;        // the rate its pending finish event was computed with
-    std::uint64_t version = 0;
-    std::uint32_t seen = 0;
-    bool fixed = false;
-  };
-  struct Event {
-    double t = 0;
-    bool is_finish = false;  // else: a job becomes ready
-    std::int64_t id = 0;     // the flow that finishes, or the job that becomes ready
-    std::uint64_t version = 0;
-    bool operator>(const Event& o) const { return t > o.t; }
-  };
-  std::int64_t routes_max = 1;  // flow = job · routes_max + route
-  for (const auto& r : rings)
-    for (const auto& hop : r.flows) routes_max = std::max(routes_max, static_cast<std::int64_t>(hop.size()));
-  std::vector<std::int64_t> first_job(rings.size() + 1, 0);
-  for (std::size_t i = 0; i < rings.size(); ++i)
-    first_job[i + 1] = first_job[i] + static_cast<std::int64_t>(rings[i].steps) * static_cast<std::int64_t>(rings[i].d.size());
-  std::vector<Flow> flows(static_cast<std::size_t>(first_job.back() * routes_max));
-  std::vector<int> routes_left(static_cast<std::size_t>(first_job.back()), 0);  // per job
-  std::vector<std::vector<std::int64_t>> on(link_count);                         // link -> its flows
-  std::vector<std::uint32_t> link_seen(link_count, 0);
-  std::vector<double> capacity(link_count), weight(link_count);
-  std::uint32_t stamp = 0;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-  std::vector<double> out(rings.size(), 0.0);
-  auto hop_of = [&](std::int64_t job) {
-    const auto i = static_cast<std::size_t>(std::upper_bound(first_job.begin(), first_job.end(), job) - first_job.begin() - 1);
-    return std::pair{i, static_cast<std::size_t>((job - first_job[i]) % static_cast<std::int64_t>(rings[i].d.size()))};
-  };
-  auto flow_of = [&](std::int64_t flow) -> const RouteFlow& {
-    const auto [i, p] = hop_of(flow / routes_max);
-    return rings[i].flows[p][static_cast<std::size_t>(flow % routes_max)];
-  };
-  auto arrived = [&](std::int64_t job, double t) {
-    const auto [i, p] = hop_of(job);
-    const auto n = static_cast<std::int64_t>(rings[i].d.size());
-    const std::int64_t s = (job - first_job[i]) / n, q = (static_cast<std::int64_t>(p) + 1) % n;
-    out[i] = std::max(out[i], t);
-    if (s + 1 < rings[i].steps) events.push({t + rings[i].d[static_cast<std::size_t>(q)], false, first_job[i] + (s + 1) * n + q});
-  };
-  std::vector<std::int64_t> group;
-  std::vector<int> group_links, open_links, filled;
-  auto see_link = [&](int l) {
-    if (link_seen[static_cast<std::size_t>(l)] == stamp) return;
-    link_seen[static_cast<std::size_t>(l)] = stamp;
-    group_links.push_back(l);
-  };
-  // Brings every flow connected to `seeds` through shared links up to `now`, retires those that
-  // are done, and refills the rest.
-  auto refill = [&](const std::vector<int>& seeds, double now) {
-    ++stamp;
-    group.clear(), group_links.clear();
-    for (int l : seeds) see_link(l);
-    for (std::size_t k = 0; k < group_links.size(); ++k)
-      for (std::int64_t f : on[static_cast<std::size_t>(group_links[k])]) {
-        auto& flow = flows[static_cast<std::size_t>(f)];
-        if (flow.seen == stamp) continue;
-        flow.seen = stamp, group.push_back(f);
-        for (const auto& c : flow_of(f).links) see_link(c.link);
-      }
-    std::erase_if(group, [&](std::int64_t f) {
-      auto& flow = flows[static_cast<std::size_t>(f)];
-      flow.left -= flow.rate * (now - flow.t), flow.t = now, flow.fixed = false;
-      if (flow.left > 1e-9) return false;
-      for (const auto& c : flow_of(f).links) std::erase(on[static_cast<std::size_t>(c.link)], f);
-      ++flow.version;
-      if (--routes_left[static_cast<std::size_t>(f / routes_max)] == 0) arrived(f / routes_max, now);
-      return true;
-    });
-    // Progressive filling in bytes per ps: every flow's rate rises alike until a link is full; the
-    // flows on it keep that rate; repeat with the rest. Work per byte on a link is work/bytes.
-    for (int l : group_links) capacity[static_cast<std::size_t>(l)] = 1, weight[static_cast<std::size_t>(l)] = 0;
-    for (std::int64_t f : group) {
-      const auto& route = flow_of(f);
-      for (const auto& c : route.links) weight[static_cast<std::size_t>(c.link)] += c.work / route.bytes;
-    }
-    open_links = group_links;
-    std::size_t unfixed = group.size();
-    while (unfixed > 0) {
-      std::erase_if(open_links, [&](int l) { return weight[static_cast<std::size_t>(l)] <= 0; });
-      if (open_links.empty()) break;
-      double level = std::numeric_limits<double>::infinity();
-      for (int l : open_links) level = std::min(level, capacity[static_cast<std::size_t>(l)] / weight[static_cast<std::size_t>(l)]);
-      // Links that fill at the same level (a symmetric ring has many) are fixed together.
-      filled.clear();
-      for (int l : open_links)
-        if (capacity[static_cast<std::size_t>(l)] <= level * weight[static_cast<std::size_t>(l)] * (1 + 1e-12)) filled.push_back(l);
-      level = std::max(0.0, level);
-      for (int l : filled) {
-        for (std::int64_t f : on[static_cast<std::size_t>(l)]) {
-          auto& flow = flows[static_cast<std::size_t>(f)];
-          if (flow.fixed) continue;
-          const auto& route = flow_of(f);
-          flow.fixed = true, flow.rate = level / route.bytes, --unfixed;
-          for (const auto& c : route.links) {
-            capacity[static_cast<std::size_t>(c.link)] -= c.work / route.bytes * level;
-            weight[static_cast<std::size_t>(c.link)] -= c.work / route.bytes;
-          }
-        }
-        weight[static_cast<std::size_t>(l)] = 0;
-      }
-    }
-    // A flow whose rate did not change keeps its finish event: only changed ones are pushed,
-    // which keeps the heap to about one live event per flow.
-    for (std::int64_t f : group) {
-      auto& flow = flows[static_cast<std::size_t>(f)];
-      if (flow.rate == flow.scheduled_rate) continue;
-      flow.scheduled_rate = flow.rate;
-      // Whole picoseconds, rounded up, as the engine times a flow (sim/core/rounding.hpp): symmetric
-      // rings then tie exactly where step mode's flows do, and which of two near-equal crossings
-      // ends first (what sets the sharing from there on) is decided the same way.
-      const double when = flow.rate > 0 ? now + static_cast<double>(core::ceil_ps(flow.left / flow.rate)) : now;
-      events.push({when, true, f, ++flow.version});
-    }
-  };
-  for (std::size_t i = 0; i < rings.size(); ++i)
-    for (std::size_t p = 0; p < rings[i].d.size() && rings[i].steps > 0; ++p)
-      events.push({rings[i].d[p], false, first_job[i] + static_cast<std::int64_t>(p)});
-  // Events of one instant (a symmetric ring's steps start and end together) share one refill.
-  std::vector<int> seeds;
-  while (!events.empty()) {
-    const double now = events.top().t;
-    seeds.clear();
-    while (!events.empty() && events.top().t <= now) {
-      const Event e = events.top();
-      events.pop();
-      if (e.is_finish) {
-        auto& flow = flows[static_cast<std::size_t>(e.id)];
-        if (e.version != flow.version) continue;
-        flow.left = 0;  // this flow's end, whatever rounding says
-        for (const auto& c : flow_of(e.id).links) seeds.push_back(c.link);
-        continue;
-      }
-      const auto [i, p] = hop_of(e.id);
-      const auto& routes = rings[i].flows[p];
-      for (std::size_t r = 0; r < routes.size(); ++r) {
-        const std::int64_t f = e.id * routes_max + static_cast<std::int64_t>(r);
-        flows[static_cast<std::size_t>(f)].t = now;
-        routes_left[static_cast<std::size_t>(e.id)] += routes[r].links.empty() ? 0 : 1;
-        for (const auto& c : routes[r].links) on[static_cast<std::size_t>(c.link)].push_back(f), seeds.push_back(c.link);
-      }
-      if (routes_left[static_cast<std::size_t>(e.id)] == 0) arrived(e.id, now);  // a hop that crosses no link arrives when ready
-    }
-    if (!seeds.empty()) refill(seeds, now);
-  }
-  return out;
 }
 
 // The same lattice walked round by round, for levels with more than kEventLatticeJobs jobs, where
@@ -457,8 +276,11 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
     }
     std::vector<double> lattice;
     if (jobs <= event_jobs) {
-      drop_implied_links(rings, cluster);
-      lattice = lattice_times_by_max_min(rings, cluster.links.size());
+      std::vector<std::int64_t> first_job;
+      const auto finish = *walk_max_min(ring_walk(cluster, plan, members, hops, first_job), cluster.links.size());
+      for (std::size_t k = 0; k < members.size(); ++k)
+        lattice.push_back(first_job[k] == first_job[k + 1] ? 0.0
+                                                           : *std::max_element(finish.begin() + first_job[k], finish.begin() + first_job[k + 1]));
     } else {
       keep_one_private_crossing(rings, cluster.links.size());
       lattice = lattice_times_by_step(rings, cluster.links.size());

@@ -1,0 +1,222 @@
+#include "sim/comm/lattice_walk.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+
+#include "sim/core/rounding.hpp"
+
+namespace stepsim::comm {
+
+void drop_implied_links(std::vector<WalkRoutes>& routes, std::size_t link_count) {
+  std::vector<std::vector<int>> routes_on(link_count);  // link -> the routes (numbered in order) that cross it
+  int number = 0;
+  for (const auto& kind : routes)
+    for (const auto& route : kind) {
+      for (const auto& c : route.links) routes_on[static_cast<std::size_t>(c.link)].push_back(number);
+      ++number;
+    }
+  for (auto& on : routes_on) on.erase(std::unique(on.begin(), on.end()), on.end());  // numbered in order: sorted
+  std::vector<char> implied(link_count, 0), checked(link_count, 0);
+  for (const auto& kind : routes)
+    for (const auto& route : kind)
+      for (const auto& a : route.links) {
+        const auto ua = static_cast<std::size_t>(a.link);
+        if (checked[ua]) continue;
+        checked[ua] = 1;
+        // A is full only when B is if B carries every flow A does, each at no less work per byte.
+        for (const auto& b : route.links) {
+          const auto ub = static_cast<std::size_t>(b.link);
+          if (b.link == a.link || b.ps_per_byte < a.ps_per_byte * (1 - 1e-9)) continue;
+          const bool mutual = routes_on[ua].size() == routes_on[ub].size() && b.ps_per_byte <= a.ps_per_byte * (1 + 1e-9);
+          if (mutual && b.link > a.link) continue;  // of two that imply each other, the first stays
+          if (std::includes(routes_on[ub].begin(), routes_on[ub].end(), routes_on[ua].begin(), routes_on[ua].end())) {
+            implied[ua] = 1;
+            break;
+          }
+        }
+      }
+  for (auto& kind : routes)
+    for (auto& route : kind)
+      std::erase_if(route.links, [&](const WalkCrossing& c) { return implied[static_cast<std::size_t>(c.link)] != 0; });
+}
+
+void keep_bottleneck_links(std::vector<WalkRoutes>& routes, const std::vector<double>& load) {
+  for (auto& kind : routes)
+    for (auto& route : kind) {
+      double most = 0;
+      for (const auto& c : route.links) most = std::max(most, load[static_cast<std::size_t>(c.link)] * c.ps_per_byte);
+      std::erase_if(route.links, [&](const WalkCrossing& c) {
+        return load[static_cast<std::size_t>(c.link)] * c.ps_per_byte < most * (1 - 1e-9);
+      });
+    }
+}
+
+std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::size_t link_count, std::int64_t budget) {
+  struct Flow {
+    double left = 0, rate = 0, t = 0;  // bytes still to move; bytes per ps; as of t
+    double scheduled_rate = -1;        // the rate its pending end event was computed with
+    std::uint64_t version = 0;
+    std::uint32_t seen = 0;
+    bool fixed = false;
+  };
+  struct Event {
+    double t = 0;
+    bool is_end = false;  // else: the flow starts
+    std::int64_t flow = 0;
+    std::uint64_t version = 0;
+    bool operator>(const Event& o) const { return t > o.t; }
+  };
+  const auto& jobs = graph.jobs;
+  std::int64_t width = 1;  // flow = job · width + route
+  for (const auto& kind : graph.routes) width = std::max(width, static_cast<std::int64_t>(kind.size()));
+  std::vector<Flow> flows(jobs.size() * static_cast<std::size_t>(width));
+  std::vector<int> waiting(jobs.size(), 0), flows_left(jobs.size(), 0);
+  for (const auto n : graph.next) ++waiting[static_cast<std::size_t>(n)];
+  std::vector<double> finish(jobs.size(), 0.0), released(jobs.size(), 0.0);
+  std::vector<std::vector<std::int64_t>> on(link_count);  // link -> its moving flows
+  std::vector<std::uint32_t> link_seen(link_count, 0);
+  std::vector<double> capacity(link_count), weight(link_count);
+  std::uint32_t stamp = 0;
+  std::int64_t spent = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  auto route_of = [&](std::int64_t f) -> const WalkRoute& {
+    return graph.routes[static_cast<std::size_t>(jobs[static_cast<std::size_t>(f / width)].routes)][static_cast<std::size_t>(f % width)];
+  };
+  // A job's release: its flows are scheduled to start, or, moving nothing, it finishes at once
+  // and releases its successors (iteratively: joins can chain).
+  std::vector<std::int64_t> to_release;
+  auto release = [&](std::int64_t job, double t) {
+    to_release.push_back(job);
+    released[static_cast<std::size_t>(job)] = t;
+    while (!to_release.empty()) {
+      const std::int64_t j = to_release.back();
+      to_release.pop_back();
+      const auto uj = static_cast<std::size_t>(j);
+      const double at = released[uj];
+      if (jobs[uj].routes >= 0) {
+        const auto& kind = graph.routes[static_cast<std::size_t>(jobs[uj].routes)];
+        for (std::size_t r = 0; r < kind.size(); ++r)
+          if (!kind[r].links.empty()) {
+            ++flows_left[uj];
+            events.push({at + kind[r].latency_ps, false, j * width + static_cast<std::int64_t>(r)});
+          }
+        if (flows_left[uj] > 0) continue;
+      }
+      finish[uj] = at;
+      for (auto k = graph.next_begin[uj]; k < graph.next_begin[uj + 1]; ++k) {
+        const auto n = static_cast<std::size_t>(graph.next[static_cast<std::size_t>(k)]);
+        released[n] = std::max(released[n], at);
+        if (--waiting[n] == 0) to_release.push_back(static_cast<std::int64_t>(n));
+      }
+    }
+  };
+  auto job_done = [&](std::int64_t job, double t) {
+    const auto uj = static_cast<std::size_t>(job);
+    finish[uj] = t;
+    for (auto k = graph.next_begin[uj]; k < graph.next_begin[uj + 1]; ++k) {
+      const auto n = graph.next[static_cast<std::size_t>(k)];
+      released[static_cast<std::size_t>(n)] = std::max(released[static_cast<std::size_t>(n)], t);
+      if (--waiting[static_cast<std::size_t>(n)] == 0) release(n, released[static_cast<std::size_t>(n)]);
+    }
+  };
+  std::vector<std::int64_t> group;
+  std::vector<int> group_links, open_links, filled;
+  auto see_link = [&](int l) {
+    if (link_seen[static_cast<std::size_t>(l)] == stamp) return;
+    link_seen[static_cast<std::size_t>(l)] = stamp;
+    group_links.push_back(l);
+  };
+  // Brings every flow connected to `seeds` through shared links up to `now`, retires those that
+  // are done, and refills the rest.
+  auto refill = [&](const std::vector<int>& seeds, double now) {
+    ++stamp;
+    group.clear(), group_links.clear();
+    for (int l : seeds) see_link(l);
+    for (std::size_t k = 0; k < group_links.size(); ++k)
+      for (std::int64_t f : on[static_cast<std::size_t>(group_links[k])]) {
+        auto& flow = flows[static_cast<std::size_t>(f)];
+        if (flow.seen == stamp) continue;
+        flow.seen = stamp, group.push_back(f);
+        for (const auto& c : route_of(f).links) see_link(c.link);
+      }
+    spent += static_cast<std::int64_t>(group.size() + group_links.size());
+    std::erase_if(group, [&](std::int64_t f) {
+      auto& flow = flows[static_cast<std::size_t>(f)];
+      flow.left -= flow.rate * (now - flow.t), flow.t = now, flow.fixed = false;
+      if (flow.left > 1e-9 * (1 + flow.rate)) return false;  // well under a byte
+      for (const auto& c : route_of(f).links) std::erase(on[static_cast<std::size_t>(c.link)], f);
+      ++flow.version;
+      if (--flows_left[static_cast<std::size_t>(f / width)] == 0) job_done(f / width, now);
+      return true;
+    });
+    // Progressive filling: every flow's rate (bytes per ps) rises alike until a link is full;
+    // the flows on it keep that rate; repeat with the rest. Links that fill at the same level
+    // (a symmetric collective has many) are settled together.
+    for (int l : group_links) capacity[static_cast<std::size_t>(l)] = 1, weight[static_cast<std::size_t>(l)] = 0;
+    for (std::int64_t f : group)
+      for (const auto& c : route_of(f).links) weight[static_cast<std::size_t>(c.link)] += c.ps_per_byte;
+    open_links = group_links;
+    std::size_t unfixed = group.size();
+    while (unfixed > 0) {
+      std::erase_if(open_links, [&](int l) { return weight[static_cast<std::size_t>(l)] <= 0; });
+      if (open_links.empty()) break;
+      double level = std::numeric_limits<double>::infinity();
+      for (int l : open_links) level = std::min(level, capacity[static_cast<std::size_t>(l)] / weight[static_cast<std::size_t>(l)]);
+      filled.clear();
+      for (int l : open_links)
+        if (capacity[static_cast<std::size_t>(l)] <= level * weight[static_cast<std::size_t>(l)] * (1 + 1e-12)) filled.push_back(l);
+      level = std::max(0.0, level);
+      for (int l : filled) {
+        for (std::int64_t f : on[static_cast<std::size_t>(l)]) {
+          auto& flow = flows[static_cast<std::size_t>(f)];
+          if (flow.fixed) continue;
+          flow.fixed = true, flow.rate = level, --unfixed;
+          for (const auto& c : route_of(f).links) {
+            capacity[static_cast<std::size_t>(c.link)] -= c.ps_per_byte * level;
+            weight[static_cast<std::size_t>(c.link)] -= c.ps_per_byte;
+          }
+        }
+        weight[static_cast<std::size_t>(l)] = 0;
+      }
+    }
+    // A flow whose rate did not change keeps its end event, which keeps the heap to about one
+    // live event per flow. Ends in whole picoseconds, rounded up, as the engine's.
+    for (std::int64_t f : group) {
+      auto& flow = flows[static_cast<std::size_t>(f)];
+      if (flow.rate == flow.scheduled_rate) continue;
+      flow.scheduled_rate = flow.rate;
+      const double when = flow.rate > 0 ? now + static_cast<double>(core::ceil_ps(flow.left / flow.rate)) : now;
+      events.push({when, true, f, ++flow.version});
+    }
+  };
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    if (waiting[j] == 0) release(static_cast<std::int64_t>(j), 0.0);
+  // Events of one instant (a symmetric collective's flows start and end together) share a refill.
+  std::vector<int> seeds;
+  while (!events.empty()) {
+    if (spent > budget) return std::nullopt;
+    const double now = events.top().t;
+    seeds.clear();
+    while (!events.empty() && events.top().t <= now) {
+      const Event e = events.top();
+      events.pop();
+      auto& flow = flows[static_cast<std::size_t>(e.flow)];
+      if (e.is_end) {
+        if (e.version != flow.version) continue;
+        flow.left = 0;  // this flow's end, whatever rounding says
+      } else {
+        const auto& job = jobs[static_cast<std::size_t>(e.flow / width)];
+        const auto routes = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size());
+        flow.left = job.bytes / routes, flow.t = now, flow.rate = 0, flow.scheduled_rate = -1;
+        for (const auto& c : route_of(e.flow).links) on[static_cast<std::size_t>(c.link)].push_back(e.flow);
+      }
+      for (const auto& c : route_of(e.flow).links) seeds.push_back(c.link);
+    }
+    if (!seeds.empty()) refill(seeds, now);
+  }
+  return finish;
+}
+
+}  // namespace stepsim::comm
