@@ -105,7 +105,7 @@ WalkGraph ring_walk(const hw::Cluster& cluster, const StepPlan& plan, const std:
     const std::int64_t base = first_job.back();
     for (std::int64_t s = 0; s < t.latency_steps; ++s)
       for (std::int64_t p = 0; p < n; ++p) {
-        g.jobs.push_back({.routes = kind0 + static_cast<int>(p), .bytes = step_bytes(t)});
+        g.jobs.push_back({.routes = kind0 + static_cast<int>(p), .bytes = step_bytes(t), .slices = t.slices});
         g.next_begin.push_back(static_cast<std::int64_t>(g.next.size()));
         if (s + 1 < t.latency_steps) g.next.push_back(base + (s + 1) * n + (p + 1) % n);
       }
@@ -232,6 +232,75 @@ std::vector<double> lattice_times_by_step(const std::vector<LatticeRing>& rings,
   return out;
 }
 
+// The lattice of every folded ring of the plan walked at once (lattice_walk.hpp): ring i's step
+// s of hop p is a job after step s−1 of hop p−1, its step 0 of hop p after what member p waits
+// for (ring_entry); a member's join after the ring's last step into that member. Per folded ring,
+// when its last step is in (other transfers: 0).
+std::vector<double> plan_lattice_ends(const hw::Cluster& cluster, const StepPlan& plan, const std::vector<HopRoutes>& hops) {
+  WalkGraph g;
+  std::vector<std::pair<std::int64_t, std::int64_t>> edges;  // (before, after)
+  std::vector<std::int64_t> end_job(plan.transfers.size()), first_job(plan.transfers.size(), -1);
+  auto add_job = [&](WalkJob job) {
+    g.jobs.push_back(job);
+    return static_cast<std::int64_t>(g.jobs.size()) - 1;
+  };
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const auto& t = plan.transfers[i];
+    if (t.ring.empty()) {  // a join
+      end_job[i] = add_job({});
+      if (t.ring_member >= 0) {  // member p is done when the ring's last step reaches it, from p−1
+        const auto& f = plan.transfers[static_cast<std::size_t>(t.after.front())];
+        const auto n = static_cast<std::int64_t>(f.ring.size());
+        edges.emplace_back(first_job[static_cast<std::size_t>(t.after.front())] + (f.latency_steps - 1) * n + (t.ring_member + n - 1) % n,
+                           end_job[i]);
+      } else {
+        for (int a : t.after) edges.emplace_back(end_job[static_cast<std::size_t>(a)], end_job[i]);
+      }
+      continue;
+    }
+    const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps};
+    const auto n = static_cast<std::int64_t>(t.ring.size());
+    const auto kind0 = static_cast<int>(g.routes.size());
+    for (const auto& routes : hops[i]) {
+      WalkRoutes kind;
+      for (const auto& r : routes) {
+        WalkRoute route{.latency_ps = static_cast<double>(transfer_latency_ps(cluster, r, one_step))};
+        for (int l : r) route.links.push_back({l, ps_per_byte(cluster, l)});
+        kind.push_back(std::move(route));
+      }
+      g.routes.push_back(std::move(kind));
+    }
+    first_job[i] = static_cast<std::int64_t>(g.jobs.size());
+    for (std::int64_t s = 0; s < t.latency_steps; ++s)
+      for (std::int64_t p = 0; p < n; ++p) {
+        const std::int64_t job = add_job({.routes = kind0 + static_cast<int>(p), .bytes = step_bytes(t), .slices = t.slices});
+        if (s > 0) edges.emplace_back(job - n - p + (p + n - 1) % n, job);
+      }
+    // Every step member p sends waits for p's own data, as step mode's sends do (ring_phase.cpp).
+    for (std::int64_t p = 0; p < n; ++p) {
+      const auto& entry = t.ring_entry.empty() ? t.after : t.ring_entry[static_cast<std::size_t>(p)];
+      if (entry.empty()) continue;
+      const std::int64_t ready = add_job({});
+      for (int a : entry) edges.emplace_back(end_job[static_cast<std::size_t>(a)], ready);
+      for (std::int64_t s = 0; s < t.latency_steps; ++s) edges.emplace_back(ready, first_job[i] + s * n + p);
+    }
+    end_job[i] = add_job({});  // the whole ring's end: after every last step
+    for (std::int64_t p = 0; p < n; ++p) edges.emplace_back(first_job[i] + (t.latency_steps - 1) * n + p, end_job[i]);
+  }
+  g.next_begin.assign(g.jobs.size() + 1, 0);
+  for (const auto& e : edges) ++g.next_begin[static_cast<std::size_t>(e.first) + 1];
+  for (std::size_t j = 1; j < g.next_begin.size(); ++j) g.next_begin[j] += g.next_begin[j - 1];
+  g.next.resize(edges.size());
+  auto fill = g.next_begin;
+  for (const auto& e : edges) g.next[static_cast<std::size_t>(fill[static_cast<std::size_t>(e.first)]++)] = e.second;
+  drop_implied_links(g.routes, cluster.links.size());
+  const auto finish = *walk_max_min(g, cluster.links.size());
+  std::vector<double> out(plan.transfers.size(), 0.0);
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i)
+    if (!plan.transfers[i].ring.empty()) out[i] = finish[static_cast<std::size_t>(end_job[i])];
+  return out;
+}
+
 }  // namespace
 
 std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vector<int>& gpus, const PlannedTransfer& t) {
@@ -257,11 +326,23 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
   const auto level = levels_of(plan);
   std::map<int, std::vector<std::size_t>> rings_at;  // level -> its folded rings, which run at once
   std::vector<HopRoutes> hops(plan.transfers.size());
-  for (std::size_t i = 0; i < plan.transfers.size(); ++i)
-    if (!plan.transfers[i].ring.empty()) {
-      hops[i] = hop_routes_of(router, gpus, plan.transfers[i]);
-      rings_at[level[i]].push_back(i);
+  std::int64_t all_jobs = 0;
+  bool only_rings = true;  // and joins: what coarse ring and hierarchical plans hold
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const auto& t = plan.transfers[i];
+    if (t.ring.empty()) {
+      only_rings = only_rings && t.is_join;
+      continue;
     }
+    hops[i] = hop_routes_of(router, gpus, t);
+    rings_at[level[i]].push_back(i);
+    all_jobs += static_cast<std::int64_t>(t.latency_steps) * static_cast<std::int64_t>(t.ring.size());
+  }
+  // The whole plan's lattice at once where it fits: each member of a phase starts when its own
+  // part of the phase before is in, as in step mode (hierarchical's phases overlap that way).
+  std::optional<std::vector<double>> whole_end;  // per folded ring: when its last step is in
+  if (only_rings && all_jobs <= event_jobs) whole_end = plan_lattice_ends(cluster, plan, hops);
+  std::vector<double> engine_end(plan.transfers.size(), 0.0);  // idle, from the collective's start
   for (const auto& [lvl, members] : rings_at) {
     std::vector<double> link_step_bytes(cluster.links.size(), 0.0);
     for (std::size_t i : members)
@@ -274,27 +355,45 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
       rings.push_back(lattice_ring(cluster, plan.transfers[i], hops[i], link_step_bytes));
       jobs += static_cast<std::int64_t>(rings.back().steps) * static_cast<std::int64_t>(rings.back().d.size());
     }
-    std::vector<double> lattice;
-    if (jobs <= event_jobs) {
-      std::vector<std::int64_t> first_job;
-      const auto finish = *walk_max_min(ring_walk(cluster, plan, members, hops, first_job), cluster.links.size());
-      for (std::size_t k = 0; k < members.size(); ++k)
-        lattice.push_back(first_job[k] == first_job[k + 1] ? 0.0
-                                                           : *std::max_element(finish.begin() + first_job[k], finish.begin() + first_job[k + 1]));
-    } else {
-      keep_one_private_crossing(rings, cluster.links.size());
-      lattice = lattice_times_by_step(rings, cluster.links.size());
+    // Per ring: when its folded flow starts in the engine (all it waits for is in) and, from the
+    // lattice, when it ends: from the whole plan's, or from this level's alone started together.
+    std::vector<double> start, end;
+    for (std::size_t i : members) {
+      double at = 0;
+      for (int a : plan.transfers[i].after) at = std::max(at, engine_end[static_cast<std::size_t>(a)]);
+      start.push_back(at);
     }
-    // Every folded flow of the level ends at the slowest ring's T when idle. Were each to end at
-    // its own T, the rings whose lattice finished early would leave their links to the others in
-    // the engine and pull the collective's end forward to about the earliest T (a100-pcie 2x8,
+    if (whole_end) {
+      for (std::size_t i : members) end.push_back((*whole_end)[i]);
+    } else {
+      std::vector<double> lattice;
+      if (jobs <= event_jobs) {
+        std::vector<std::int64_t> first_job;
+        const auto finish = *walk_max_min(ring_walk(cluster, plan, members, hops, first_job), cluster.links.size());
+        for (std::size_t k = 0; k < members.size(); ++k)
+          lattice.push_back(first_job[k] == first_job[k + 1] ? 0.0
+                                                             : *std::max_element(finish.begin() + first_job[k], finish.begin() + first_job[k + 1]));
+      } else {
+        keep_one_private_crossing(rings, cluster.links.size());
+        lattice = lattice_times_by_step(rings, cluster.links.size());
+      }
+      for (std::size_t k = 0; k < members.size(); ++k) end.push_back(start[k] + lattice[k]);
+    }
+    // Every folded flow of the level ends at the slowest ring's end when idle. Were each to end
+    // at its own, the rings whose lattice finished early would leave their links to the others
+    // in the engine and pull the collective's end forward to about the earliest (a100-pcie 2x8,
     // 2 MiB: 303 µs against the slowest ring's 320).
-    const double slowest = *std::max_element(lattice.begin(), lattice.end());
+    const double slowest = *std::max_element(end.begin(), end.end());
     for (std::size_t k = 0; k < members.size(); ++k) {
       // The folded flow moves S steps at the ring's rate after this latency.
       const double bytes_time = rings[k].steps * *std::max_element(rings[k].busy.begin(), rings[k].busy.end());
-      out[members[k]] = std::llround(std::max(0.0, slowest - bytes_time));
+      out[members[k]] = std::llround(std::max(0.0, slowest - start[k] - bytes_time));
+      engine_end[members[k]] = start[k] + static_cast<double>(*out[members[k]]) + bytes_time;
     }
+    // Joins after this level's rings end when the engine's flows do.
+    for (std::size_t i = members.back() + 1; i < plan.transfers.size(); ++i)
+      if (plan.transfers[i].is_join)
+        for (int a : plan.transfers[i].after) engine_end[i] = std::max(engine_end[i], engine_end[static_cast<std::size_t>(a)]);
   }
   return out;
 }

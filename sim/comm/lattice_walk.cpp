@@ -42,17 +42,6 @@ void drop_implied_links(std::vector<WalkRoutes>& routes, std::size_t link_count)
       std::erase_if(route.links, [&](const WalkCrossing& c) { return implied[static_cast<std::size_t>(c.link)] != 0; });
 }
 
-void keep_bottleneck_links(std::vector<WalkRoutes>& routes, const std::vector<double>& load) {
-  for (auto& kind : routes)
-    for (auto& route : kind) {
-      double most = 0;
-      for (const auto& c : route.links) most = std::max(most, load[static_cast<std::size_t>(c.link)] * c.ps_per_byte);
-      std::erase_if(route.links, [&](const WalkCrossing& c) {
-        return load[static_cast<std::size_t>(c.link)] * c.ps_per_byte < most * (1 - 1e-9);
-      });
-    }
-}
-
 std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::size_t link_count, std::int64_t budget) {
   struct Flow {
     double left = 0, rate = 0, t = 0;  // bytes still to move; bytes per ps; as of t
@@ -69,8 +58,10 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     bool operator>(const Event& o) const { return t > o.t; }
   };
   const auto& jobs = graph.jobs;
-  std::int64_t width = 1;  // flow = job · width + route
-  for (const auto& kind : graph.routes) width = std::max(width, static_cast<std::int64_t>(kind.size()));
+  std::int64_t width = 1;  // flow = job · width + slice · routes + route
+  for (const auto& job : jobs)
+    if (job.routes >= 0)
+      width = std::max(width, static_cast<std::int64_t>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * job.slices);
   std::vector<Flow> flows(jobs.size() * static_cast<std::size_t>(width));
   std::vector<int> waiting(jobs.size(), 0), flows_left(jobs.size(), 0);
   for (const auto n : graph.next) ++waiting[static_cast<std::size_t>(n)];
@@ -82,7 +73,8 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
   std::int64_t spent = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   auto route_of = [&](std::int64_t f) -> const WalkRoute& {
-    return graph.routes[static_cast<std::size_t>(jobs[static_cast<std::size_t>(f / width)].routes)][static_cast<std::size_t>(f % width)];
+    const auto& kind = graph.routes[static_cast<std::size_t>(jobs[static_cast<std::size_t>(f / width)].routes)];
+    return kind[static_cast<std::size_t>(f % width) % kind.size()];
   };
   // A job's release: its flows are scheduled to start, or, moving nothing, it finishes at once
   // and releases its successors (iteratively: joins can chain).
@@ -97,10 +89,10 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       const double at = released[uj];
       if (jobs[uj].routes >= 0) {
         const auto& kind = graph.routes[static_cast<std::size_t>(jobs[uj].routes)];
-        for (std::size_t r = 0; r < kind.size(); ++r)
-          if (!kind[r].links.empty()) {
+        for (std::size_t r = 0; r < kind.size() * static_cast<std::size_t>(jobs[uj].slices); ++r)
+          if (!kind[r % kind.size()].links.empty()) {
             ++flows_left[uj];
-            events.push({at + kind[r].latency_ps, false, j * width + static_cast<std::int64_t>(r)});
+            events.push({at + kind[r % kind.size()].latency_ps, false, j * width + static_cast<std::int64_t>(r)});
           }
         if (flows_left[uj] > 0) continue;
       }
@@ -162,6 +154,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     while (unfixed > 0) {
       std::erase_if(open_links, [&](int l) { return weight[static_cast<std::size_t>(l)] <= 0; });
       if (open_links.empty()) break;
+      spent += static_cast<std::int64_t>(open_links.size());
       double level = std::numeric_limits<double>::infinity();
       for (int l : open_links) level = std::min(level, capacity[static_cast<std::size_t>(l)] / weight[static_cast<std::size_t>(l)]);
       filled.clear();
@@ -208,8 +201,8 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
         flow.left = 0;  // this flow's end, whatever rounding says
       } else {
         const auto& job = jobs[static_cast<std::size_t>(e.flow / width)];
-        const auto routes = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size());
-        flow.left = job.bytes / routes, flow.t = now, flow.rate = 0, flow.scheduled_rate = -1;
+        const auto flows_of_job = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * job.slices;
+        flow.left = job.bytes / flows_of_job, flow.t = now, flow.rate = 0, flow.scheduled_rate = -1;
         for (const auto& c : route_of(e.flow).links) on[static_cast<std::size_t>(c.link)].push_back(e.flow);
       }
       for (const auto& c : route_of(e.flow).links) seeds.push_back(c.link);

@@ -3,9 +3,9 @@
 // that a collective's own dynamics cost a fraction of an engine run. Internal to sim/comm; used by
 // folded_ring.cpp (a ring's step lattice) and by walk_step_plan() (trees, chains, direct sends).
 //
-// A job is released when all its predecessors have finished; each of its routes then starts a
-// flow of bytes / routes after that route's latency, and the job finishes when all its flows
-// have. Rates are max-min fair on bytes over the flows' links (Bertsekas & Gallager, Data
+// A job is released when all its predecessors have finished; each of its routes then starts
+// `slices` flows of bytes / (routes · slices) after that route's latency, and the job finishes
+// when all its flows have. Rates are max-min fair on bytes over the flows' links (Bertsekas & Gallager, Data
 // Networks §6.5.2, progressive filling), refilled at every instant at which flows start or end,
 // over the flows connected to them through shared links; ends are rounded up to whole picoseconds
 // as the engine's are (sim/core/rounding.hpp), so both tie, and break near-ties, alike.
@@ -32,7 +32,8 @@ using WalkRoutes = std::vector<WalkRoute>;
 
 struct WalkJob {
   int routes = -1;   ///< index into WalkGraph::routes; -1 moves nothing (a join)
-  double bytes = 0;  ///< split evenly over the routes
+  double bytes = 0;  ///< split evenly over the routes and slices
+  int slices = 1;    ///< flows per route, moving at once (step mode's slices of a ring step)
 };
 
 struct WalkGraph {
@@ -48,11 +49,6 @@ struct WalkGraph {
 /// machines it leaves only the links that are shared or slowest. Of links that imply each other
 /// the first stays.
 void drop_implied_links(std::vector<WalkRoutes>& routes, std::size_t link_count);
-
-/// Keeps on every route only its links with the most bytes·ps_per_byte summed over `load` (per
-/// link, e.g. a level's bytes): the bottlenecks. Approximate: a link that is busy only at times
-/// can still hold a flow back. For walks that the exact links would make too slow.
-void keep_bottleneck_links(std::vector<WalkRoutes>& routes, const std::vector<double>& load);
 
 /// When each job finishes (ps after the walk starts), or nullopt once refills have touched more
 /// than `budget` flow-links in all (then the caller takes a cheaper way).

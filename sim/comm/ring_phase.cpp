@@ -6,18 +6,25 @@
 namespace stepsim::comm {
 namespace {
 
-std::vector<std::vector<int>> append_coarse(StepPlan& plan, const RingPhase& phase) {
+std::vector<std::vector<int>> append_coarse(StepPlan& plan, const RingPhase& phase, int slices) {
   PlannedTransfer ring{.src = phase.members[0],
                        .dst = phase.members[1],
                        .bytes = phase.step_bytes * phase.steps,
                        .step_latency_ps = phase.step_latency_ps,
                        .latency_steps = phase.steps,
+                       .slices = slices,
                        .ring = phase.members};
   for (const auto& entry : phase.entry) ring.after.insert(ring.after.end(), entry.begin(), entry.end());
   std::sort(ring.after.begin(), ring.after.end());
   ring.after.erase(std::unique(ring.after.begin(), ring.after.end()), ring.after.end());
+  ring.ring_entry = phase.entry;
   const int folded = plan.add(std::move(ring));
-  return std::vector<std::vector<int>>(phase.members.size(), std::vector<int>{folded});
+  // One join per member, so that what follows a member's part waits for that member in the
+  // lattice (folded_ring.hpp), as step mode's next phase does; in the engine, for the ring.
+  std::vector<std::vector<int>> done;
+  for (std::size_t p = 0; p < phase.members.size(); ++p)
+    done.push_back({plan.add(PlannedTransfer{.ring_member = static_cast<int>(p), .after = {folded}, .is_join = true})});
+  return done;
 }
 
 }  // namespace
@@ -25,8 +32,8 @@ std::vector<std::vector<int>> append_coarse(StepPlan& plan, const RingPhase& pha
 std::vector<std::vector<int>> append_ring_phase(StepPlan& plan, const RingPhase& phase, const hw::CommParams& params) {
   const int n = static_cast<int>(phase.members.size());
   if (n < 2 || phase.steps == 0) return phase.entry;
-  if (phase.coarse) return append_coarse(plan, phase);
   const int slices = slice_count(phase.step_bytes, params, phase.max_slices);
+  if (phase.coarse) return append_coarse(plan, phase, slices);
   const auto slice_bytes = split_bytes(phase.step_bytes, slices);
   // A member's own data is ready at its entry; one join per member keeps that to one dependency.
   std::vector<int> ready(static_cast<std::size_t>(n), -1);

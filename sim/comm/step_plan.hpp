@@ -30,9 +30,18 @@ struct PlannedTransfer {
   /// step latency when the route leaves the server, and the links' own latencies.
   std::int64_t step_latency_ps = 0;
   int latency_steps = 1;        ///< steps it stands for: a folded ring's S (folded_ring.hpp)
+  /// A folded ring's: the slices step mode cuts each step into, which move at once and share
+  /// links as so many flows (ring_phase.hpp), so its lattice moves them so too.
+  int slices = 1;
   /// Coarse mode: the ranks of a folded ring in ring order. Then the transfer is one flow around
   /// all its hops, `bytes` is what each hop carries over all S steps, src/dst are ring[0], ring[1].
   std::vector<int> ring{};
+  /// A folded ring's: per member, the transfers its first step waits for (`after` is their union,
+  /// which the engine's one flow waits for; the step lattice starts each member on its own).
+  std::vector<std::vector<int>> ring_entry{};
+  /// A join that stands for member `ring_member` (its position in `ring`) of the folded ring
+  /// `after[0]` having the ring's last step in: what the next phase of that member waits for.
+  int ring_member = -1;
   /// Bytes on the wire per payload byte beyond the link's protocol efficiency (NVLS runs at its
   /// own efficiency: nvlink_efficiency / nvls_efficiency).
   double wire_factor = 1.0;

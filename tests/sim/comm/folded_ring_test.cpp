@@ -59,9 +59,24 @@ TEST_CASE("coarse mode agrees with step mode within 2 % from 1 MiB to 8 GiB") {
   // such rings. The lattice is exact there: T = S·(α + b/B).
   const std::vector<Machine> machines{{"dgx-a100", 4, 1}, {"dgx-a100", 16, 1}, {"a100-pcie", 1, 16}};
   check_ring_ops_within(machines, 0.02);
-  // Hierarchical needs several ranks per server (with one it is the ring, tested above).
-  CHECK(worst_disagreement({"dgx-a100", 2, 8}, Op::all_reduce, Algorithm::hierarchical) <= 0.02);
-  CHECK(worst_disagreement({"a100-pcie", 2, 8}, Op::all_reduce, Algorithm::hierarchical) <= 0.02);
+  // Hierarchical needs several ranks per server (with one it is the ring, tested above). Its
+  // phases overlap member by member in step mode, and the lattice of the whole plan is walked
+  // at once, so that they do there too (worst when each phase was walked as if all its rings
+  // started together: −25 % on rtx5090 2x8).
+  for (const char* preset : {"dgx-a100", "a100-pcie", "rtx4090", "rtx5090"}) {
+    CAPTURE(preset);
+    CHECK(worst_disagreement({preset, 2, 8}, Op::all_reduce, Algorithm::hierarchical) <= 0.02);
+  }
+}
+
+TEST_CASE("hierarchical all-reduce where a member's phases overlap a lot: the known gap") {
+  // h100-pcie-nvlink's server ring alternates bridged pairs (NVLink) and PCIe hops, so members
+  // that receive over NVLink finish the reduce-scatter up to a step (~20 ms at 8 GiB) before the
+  // others and start the NIC phase early. The lattice of the whole plan has that (it ends
+  // within 0.01 % of step mode), but the engine's folded flows of one phase start when all of
+  // the phase before has ended, so each phase's bytes serialize: +9.5 % at 8 GiB, +8.5 % on 4
+  // servers. Bounded so it does not grow; the goal stays 2 %.
+  CHECK(worst_disagreement({"h100-pcie-nvlink", 2, 8}, Op::all_reduce, Algorithm::hierarchical) <= 0.10);
 }
 
 TEST_CASE("coarse mode agrees with step mode within 2 % on rings that mix NVLink and NIC hops") {
@@ -73,7 +88,7 @@ TEST_CASE("coarse mode agrees with step mode within 2 % on rings that mix NVLink
   check_ring_ops_within(machines, 0.02);
 }
 
-TEST_CASE("coarse mode agrees with step mode within 2 % on rings staged through PCIe and host memory") {
+TEST_CASE("coarse mode agrees with step mode within 2 % on rings staged through PCIe and host memory" * doctest::test_suite("slow")) {
   // A hop staged through the CPU crosses several loaded links at once, and a hop between sockets
   // splits over two routes. Step mode's flows share those links max-min, and the lattice's flows
   // do too (every link a route crosses, less those another link of the route implies). Worst

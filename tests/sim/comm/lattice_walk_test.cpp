@@ -1,0 +1,90 @@
+// Pins sim/comm/lattice_walk.cpp, coarse mode's walker, on cases whose max-min answer is exact by
+// hand; its agreement with the engine on real plans is in plan_walk_test.cpp and folded_ring_test.cpp.
+#include <doctest/doctest.h>
+
+#include "sim/comm/lattice_walk.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+constexpr double kPsPerByte = 10'000;  // 100 B/us
+
+// Jobs with their successor lists turned into the CSR form WalkGraph keeps.
+WalkGraph graph(std::vector<WalkRoutes> routes, std::vector<WalkJob> jobs, const std::vector<std::vector<std::int64_t>>& next) {
+  WalkGraph g{.routes = std::move(routes), .jobs = std::move(jobs)};
+  g.next_begin.push_back(0);
+  for (std::size_t j = 0; j < g.jobs.size(); ++j) {
+    if (j < next.size()) g.next.insert(g.next.end(), next[j].begin(), next[j].end());
+    g.next_begin.push_back(static_cast<std::int64_t>(g.next.size()));
+  }
+  return g;
+}
+
+WalkRoute over(std::vector<int> links, double latency_ps = 0) {
+  WalkRoute r{.latency_ps = latency_ps};
+  for (int l : links) r.links.push_back({l, kPsPerByte});
+  return r;
+}
+
+TEST_CASE("two jobs on one link share it, and the rest goes to the one left") {
+  // 100 B and 300 B on 100 B/us: 50 B/us each until the small one ends at 2 us; the big one's
+  // last 200 B then take 2 us alone: 4 us (the engine's own case, flow_network_test.cpp).
+  const auto g = graph({{over({0})}}, {{.routes = 0, .bytes = 100}, {.routes = 0, .bytes = 300}}, {});
+  const auto finish = *walk_max_min(g, 1);
+  CHECK(finish[0] == doctest::Approx(2e6));
+  CHECK(finish[1] == doctest::Approx(4e6));
+}
+
+TEST_CASE("the parking lot: a long job over three links and a short one on each") {
+  // Each link carries the long job and one short: 50 B/us each. The short ones (100 B) end at
+  // 2 us; the long one (300 B) has 200 B left at 100 B/us: 4 us.
+  const auto g = graph({{over({0, 1, 2})}, {over({0})}, {over({1})}, {over({2})}},
+                       {{.routes = 0, .bytes = 300}, {.routes = 1, .bytes = 100}, {.routes = 2, .bytes = 100}, {.routes = 3, .bytes = 100}}, {});
+  const auto finish = *walk_max_min(g, 3);
+  CHECK(finish[0] == doctest::Approx(4e6));
+  CHECK(finish[1] == doctest::Approx(2e6));
+}
+
+TEST_CASE("a job waits for its predecessors, then for its route's latency") {
+  // Job 0: 200 B, 2 us. Join 1 after it, job 2 (100 B, latency 0.5 us) after the join:
+  // 2 + 0.5 + 1 = 3.5 us.
+  const auto g = graph({{over({0})}, {over({0}, 500'000)}}, {{.routes = 0, .bytes = 200}, {}, {.routes = 1, .bytes = 100}}, {{1}, {2}});
+  const auto finish = *walk_max_min(g, 1);
+  CHECK(finish[1] == doctest::Approx(2e6));
+  CHECK(finish[2] == doctest::Approx(3.5e6));
+}
+
+TEST_CASE("a job's slices are flows of their own: two slices take two shares") {
+  // 200 B in 2 slices against 100 B in 1 on one link: three flows of 100 B, 33.3 B/us each,
+  // all ending at 3 us; as one flow each, the 100 B job would end at 2 us.
+  const auto g = graph({{over({0})}}, {{.routes = 0, .bytes = 200, .slices = 2}, {.routes = 0, .bytes = 100}}, {});
+  const auto finish = *walk_max_min(g, 1);
+  CHECK(finish[0] == doctest::Approx(3e6));
+  CHECK(finish[1] == doctest::Approx(3e6));
+}
+
+TEST_CASE("equal-cost routes split a job's bytes") {
+  // 200 B over two disjoint routes: 100 B each at 100 B/us, 1 us.
+  const auto g = graph({{over({0}), over({1})}}, {{.routes = 0, .bytes = 200}}, {});
+  CHECK((*walk_max_min(g, 2))[0] == doctest::Approx(1e6));
+}
+
+TEST_CASE("a link that another link of every route crossing it implies is dropped, and only then") {
+  // Route A crosses links 0 and 1, route B links 1 and 2. Link 0 (faster, only on A) and link 2
+  // (as slow as 1, only on B) are implied by link 1; link 1 is implied by neither, since each
+  // misses one of its routes.
+  std::vector<WalkRoutes> routes{{WalkRoute{.links = {{0, 1.0}, {1, 2.0}}}}, {WalkRoute{.links = {{1, 2.0}, {2, 2.0}}}}};
+  drop_implied_links(routes, 3);
+  REQUIRE(routes[0].front().links.size() == 1);
+  CHECK(routes[0].front().links.front().link == 1);
+  REQUIRE(routes[1].front().links.size() == 1);
+  CHECK(routes[1].front().links.front().link == 1);
+}
+
+TEST_CASE("a walk over its budget gives up") {
+  const auto g = graph({{over({0})}}, {{.routes = 0, .bytes = 100}, {.routes = 0, .bytes = 300}}, {});
+  CHECK_FALSE(walk_max_min(g, 1, 0).has_value());
+}
+
+}  // namespace
+}  // namespace stepsim::comm
