@@ -115,6 +115,10 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
   for (Algorithm a : candidates) {
     CollectiveRequest r = req;
     r.algorithm = a;
+    // Rings (and hierarchical's ring phases) are timed by their step lattice (folded_ring.hpp)
+    // at either fidelity: it is step mode's own time where the paper walk of every step is not,
+    // and the same estimate at both fidelities makes both pick the same algorithm.
+    r.coarse = true;
     if (const auto t = estimate(router, r); t < best.time) best = {a, t};
   }
   return best;

@@ -5,7 +5,10 @@
 #include <optional>
 #include <sstream>
 
+#include "sim/comm/algorithm.hpp"
 #include "sim/comm/collective.hpp"
+#include "sim/comm/plan_input.hpp"
+#include "sim/comm/plan_walk.hpp"
 #include "sim/config/units.hpp"
 #include "sim/core/engine.hpp"
 
@@ -28,9 +31,10 @@ std::string format_time(double us) {
 
 // Whether coarse mode has a folded form of this op and algorithm (ring_phase.hpp: ring AR, AG, RS;
 // hierarchical). A tree, a broadcast chain or direct sends over hundreds of ranks stay thousands
-// of slices × ranks flows (a 128-rank tree all-reduce of 64 MiB ran over two minutes), so at
-// coarse fidelity those are timed on paper with estimate(), as the tuner times them (within 9 %
-// of the engine for a 128-rank tree at 1-16 MiB).
+// of slices × ranks flows, which the engine re-solves at every event (a 128-server tree
+// all-reduce of 64 MiB ran for over two minutes), so at coarse fidelity those are walked by
+// plan_walk.hpp, step mode's time without the engine, or, where that would exceed its budget,
+// timed on paper with estimate(), as the tuner times them (4-13 % off step mode).
 bool has_folded_form(Op op, Algorithm algorithm) {
   return (algorithm == Algorithm::ring && op != Op::broadcast) || algorithm == Algorithm::hierarchical;
 }
@@ -47,18 +51,20 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
   std::optional<AlgorithmChoice> tuned;
   if (algorithm == Algorithm::automatic) tuned = choose_with_estimate(router, req);
   const Algorithm chosen = tuned ? tuned->algorithm : algorithm;
-  if (!engine || (req.coarse && !has_folded_form(op, chosen))) {
-    CollectiveRequest fixed = req;
-    fixed.algorithm = chosen;
-    return make_row(op, static_cast<int>(gpus.size()), bytes, tuned ? tuned->time : estimate(router, fixed), chosen);
+  CollectiveRequest fixed = req;
+  fixed.algorithm = chosen;
+  if (engine && req.coarse && !has_folded_form(op, chosen)) {
+    const StepPlan plan = make_algorithm(chosen)->plan(plan_input(router.cluster(), fixed));
+    if (const auto walked = walk_step_plan(router, gpus, plan))
+      return make_row(op, static_cast<int>(gpus.size()), bytes, *walked, chosen);
   }
+  if (!engine || (req.coarse && !has_folded_form(op, chosen)))
+    return make_row(op, static_cast<int>(gpus.size()), bytes, tuned ? tuned->time : estimate(router, fixed), chosen);
   core::Engine sim;
   Network net(sim, router.cluster(), router);
   std::vector<core::StreamId> streams;
   for (std::size_t i = 0; i < gpus.size(); ++i)
     streams.push_back(sim.add_stream(sim.add_device(), core::StreamKind::communication));
-  CollectiveRequest fixed = req;
-  fixed.algorithm = chosen;
   add_collective(net, fixed, streams);
   const auto stats = sim.run();
   return make_row(op, static_cast<int>(gpus.size()), bytes, stats.makespan - core::TimePoint{}, chosen);

@@ -36,7 +36,8 @@ struct PerfTable {
 
 /// Simulates one collective of `bytes` over `gpus` in a fresh Engine (engine = true) or on paper
 /// with estimate() (engine = false), at `fidelity` (automatic: coarse above kCoarseAboveRanks).
-/// Coarse folds rings and hierarchical phases; other algorithms are then timed on paper.
+/// Coarse folds rings and hierarchical phases; other algorithms are then walked outside the
+/// engine (plan_walk.hpp), or timed on paper where that walk would take more than ~1 s.
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
                       Algorithm algorithm, bool engine = true, Fidelity fidelity = Fidelity::automatic);
 /// simulate_size() for each size in turn; `on_row(rows done)` after each (a progress line).
