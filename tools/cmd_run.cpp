@@ -46,6 +46,9 @@ int run_run(const Args& args) {
     found = true;
     results.push_back(plan::simulate(sc, s, opt));
   }
+  if (!found && !vm->count("strategy"))  // a sweep scenario lists a search space, not strategies
+    throw UsageError(sc.file + ": no strategies to run (expected a 'strategies:' list; a 'sweep:' scenario runs with "
+                     "`stepsim sweep " + sc.file + "`)");
   if (!found) throw UsageError("--strategy: no strategy named '" + (*vm)["strategy"].as<std::string>() + "' in " + sc.file);
   const bool json_to_stdout = vm->count("json") && (*vm)["json"].as<std::string>() == "-";
   if (!json_to_stdout) {

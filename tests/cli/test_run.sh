@@ -22,4 +22,9 @@ expect_stderr "$scenario:7:21: strategies[0].tp: tp·pp = 3 does not divide the 
 run_stepsim run "$scenario" --strategy nope
 expect_status 2 "an unknown strategy is a usage error"
 
+sweep="$SOURCE_DIR/scenarios/sweep_llama2_7b_dgx_a100.yaml"
+run_stepsim run "$sweep"
+expect_status 2 "a sweep scenario has no strategies to run: bad input, not an internal error"
+expect_stderr "$sweep: no strategies to run (expected a 'strategies:' list; a 'sweep:' scenario runs with \`stepsim sweep $sweep\`)" "the error says what to run instead"
+
 finish
