@@ -94,7 +94,7 @@ int run_sweep(const po::variables_map& vm) {
   } else {
     std::cout << comm::format_table(table, "stepsim collective: " + comm::to_string(*op) + " over " +
                                                std::to_string(gpus.size()) + " GPUs of " + cluster.name +
-                                               " (simulated" + (comm::use_coarse_mode(fidelity, gpus.size()) ? ", coarse: rings folded, trees on paper" : "") +
+                                               " (simulated" + (comm::use_coarse_mode(fidelity, gpus.size()) ? ", coarse: rings folded, other steps walked outside the engine" : "") +
                                                "; in-place = out-of-place)");
   }
   return 0;
@@ -128,8 +128,8 @@ int run_collective(const Args& args) {
       ("stepfactor,f", po::value<std::int64_t>()->default_value(2), "size multiplier")
       ("algo", po::value<std::string>()->default_value("auto"), "auto, ring, tree, nvls, hierarchical, direct")
       ("fidelity", po::value<std::string>()->default_value("auto"),
-       "auto (coarse above 8 ranks), full (every step) or coarse (each ring folded into one flow; "
-       "algorithms without a folded form, such as tree, timed on paper)")
+       "auto (coarse above 8 ranks), full (every step in the engine) or coarse (the steps walked "
+       "outside the engine, each ring then one flow; a tree too large to walk in ~1 s timed on paper)")
       ("json", "print JSON instead of the nccl-tests table")
       ("calibrate", po::value<std::string>(), "fit the hardware's comm: parameters to this nccl-tests log")
       ("output,o", po::value<std::string>(), "with --calibrate: write the fitted hardware YAML here");

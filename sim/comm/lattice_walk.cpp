@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <queue>
 
 #include "sim/core/rounding.hpp"
@@ -42,7 +43,7 @@ void drop_implied_links(std::vector<WalkRoutes>& routes, std::size_t link_count)
       std::erase_if(route.links, [&](const WalkCrossing& c) { return implied[static_cast<std::size_t>(c.link)] != 0; });
 }
 
-std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::size_t link_count, std::int64_t budget) {
+std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::size_t link_count, const WalkBudget& budget) {
   struct Flow {
     double left = 0, rate = 0, t = 0;  // bytes still to move; bytes per ps; as of t
     double scheduled_rate = -1;        // the rate its pending end event was computed with
@@ -58,10 +59,17 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     bool operator>(const Event& o) const { return t > o.t; }
   };
   const auto& jobs = graph.jobs;
+  // Max-min rates do not change when every job's flow count is multiplied alike, so slices
+  // common to all jobs (a ring alone: 4 each above 2 MiB per step) are walked as one flow.
+  int common_slices = 0;
+  for (const auto& job : jobs)
+    if (job.routes >= 0) common_slices = std::gcd(common_slices, job.slices);
+  common_slices = std::max(common_slices, 1);
+  auto slices_of = [&](const WalkJob& job) { return job.slices / common_slices; };
   std::int64_t width = 1;  // flow = job · width + slice · routes + route
   for (const auto& job : jobs)
     if (job.routes >= 0)
-      width = std::max(width, static_cast<std::int64_t>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * job.slices);
+      width = std::max(width, static_cast<std::int64_t>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * slices_of(job));
   std::vector<Flow> flows(jobs.size() * static_cast<std::size_t>(width));
   std::vector<int> waiting(jobs.size(), 0), flows_left(jobs.size(), 0);
   for (const auto n : graph.next) ++waiting[static_cast<std::size_t>(n)];
@@ -70,7 +78,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
   std::vector<std::uint32_t> link_seen(link_count, 0);
   std::vector<double> capacity(link_count), weight(link_count);
   std::uint32_t stamp = 0;
-  std::int64_t spent = 0;
+  std::int64_t spent = 0, finished = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   auto route_of = [&](std::int64_t f) -> const WalkRoute& {
     const auto& kind = graph.routes[static_cast<std::size_t>(jobs[static_cast<std::size_t>(f / width)].routes)];
@@ -89,7 +97,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       const double at = released[uj];
       if (jobs[uj].routes >= 0) {
         const auto& kind = graph.routes[static_cast<std::size_t>(jobs[uj].routes)];
-        for (std::size_t r = 0; r < kind.size() * static_cast<std::size_t>(jobs[uj].slices); ++r)
+        for (std::size_t r = 0; r < kind.size() * static_cast<std::size_t>(slices_of(jobs[uj])); ++r)
           if (!kind[r % kind.size()].links.empty()) {
             ++flows_left[uj];
             events.push({at + kind[r % kind.size()].latency_ps, false, j * width + static_cast<std::int64_t>(r)});
@@ -97,6 +105,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
         if (flows_left[uj] > 0) continue;
       }
       finish[uj] = at;
+      ++finished;
       for (auto k = graph.next_begin[uj]; k < graph.next_begin[uj + 1]; ++k) {
         const auto n = static_cast<std::size_t>(graph.next[static_cast<std::size_t>(k)]);
         released[n] = std::max(released[n], at);
@@ -107,6 +116,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
   auto job_done = [&](std::int64_t job, double t) {
     const auto uj = static_cast<std::size_t>(job);
     finish[uj] = t;
+    ++finished;
     for (auto k = graph.next_begin[uj]; k < graph.next_begin[uj + 1]; ++k) {
       const auto n = graph.next[static_cast<std::size_t>(k)];
       released[static_cast<std::size_t>(n)] = std::max(released[static_cast<std::size_t>(n)], t);
@@ -189,7 +199,8 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
   // Events of one instant (a symmetric collective's flows start and end together) share a refill.
   std::vector<int> seeds;
   while (!events.empty()) {
-    if (spent > budget) return std::nullopt;
+    if (spent > budget.total || (spent > budget.allowance && spent - budget.allowance > budget.per_job * finished))
+      return std::nullopt;
     const double now = events.top().t;
     seeds.clear();
     while (!events.empty() && events.top().t <= now) {
@@ -201,7 +212,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
         flow.left = 0;  // this flow's end, whatever rounding says
       } else {
         const auto& job = jobs[static_cast<std::size_t>(e.flow / width)];
-        const auto flows_of_job = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * job.slices;
+        const auto flows_of_job = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * slices_of(job);
         flow.left = job.bytes / flows_of_job, flow.t = now, flow.rate = 0, flow.scheduled_rate = -1;
         for (const auto& c : route_of(e.flow).links) on[static_cast<std::size_t>(c.link)].push_back(e.flow);
       }

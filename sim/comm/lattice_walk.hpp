@@ -50,9 +50,16 @@ struct WalkGraph {
 /// the first stays.
 void drop_implied_links(std::vector<WalkRoutes>& routes, std::size_t link_count);
 
-/// When each job finishes (ps after the walk starts), or nullopt once refills have touched more
-/// than `budget` flow-links in all (then the caller takes a cheaper way).
-std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::size_t link_count,
-                                                std::int64_t budget = INT64_MAX);
+/// What a walk may cost, in flow-links touched by refills: in all, and per finished job beyond a
+/// first allowance (a walk whose every refill spans the whole collective is given up early).
+struct WalkBudget {
+  std::int64_t total = INT64_MAX;
+  std::int64_t allowance = INT64_MAX;
+  std::int64_t per_job = 0;
+};
+
+/// When each job finishes (ps after the walk starts), or nullopt once refills have cost more
+/// than `budget` allows (then the caller takes a cheaper way).
+std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::size_t link_count, const WalkBudget& budget = {});
 
 }  // namespace stepsim::comm

@@ -12,7 +12,7 @@
 namespace stepsim::comm {
 
 std::optional<core::Duration> walk_step_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
-                                             std::int64_t budget) {
+                                             const WalkBudget& budget) {
   const hw::Cluster& cluster = router.cluster();
   WalkGraph g;
   // The routes of each (src, dst, hop, step latency): a pipelined plan repeats them per slice.

@@ -9,13 +9,16 @@
 #include <vector>
 
 #include "hardware/router.hpp"
+#include "sim/comm/lattice_walk.hpp"
 #include "sim/comm/step_plan.hpp"
 #include "sim/core/time.hpp"
 
 namespace stepsim::comm {
 
-/// How many flow-links the walker may touch in refills before a walk gives up (~1 s).
-inline constexpr std::int64_t kWalkBudget = std::int64_t{1} << 25;
+/// What walking a plan may cost (lattice_walk.hpp): ~1 s in all, and beyond a first ~0.1 s, 512
+/// flow-links per finished transfer. A ring lattice costs ~30 per step and a 16-server tree ~1000
+/// (accepted within the allowance); a tree over 32 single-GPU servers ~19,000 (given up in ~0.1 s).
+inline constexpr WalkBudget kWalkBudget{.total = std::int64_t{1} << 25, .allowance = std::int64_t{1} << 22, .per_job = 512};
 
 /// Step mode's time for `plan` (point-to-point transfers and joins, no folded ring) on the GPUs
 /// `gpus`: the launch latency plus when the last rank is done. Walked over every link of every
@@ -25,6 +28,6 @@ inline constexpr std::int64_t kWalkBudget = std::int64_t{1} << 25;
 /// on estimate(). Keeping only each route's most loaded links instead is fast but 10-35 % off on
 /// PCIe boxes and single-GPU servers, so it is not offered.
 std::optional<core::Duration> walk_step_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
-                                             std::int64_t budget = kWalkBudget);
+                                             const WalkBudget& budget = kWalkBudget);
 
 }  // namespace stepsim::comm

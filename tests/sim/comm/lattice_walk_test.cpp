@@ -83,7 +83,9 @@ TEST_CASE("a link that another link of every route crossing it implies is droppe
 
 TEST_CASE("a walk over its budget gives up") {
   const auto g = graph({{over({0})}}, {{.routes = 0, .bytes = 100}, {.routes = 0, .bytes = 300}}, {});
-  CHECK_FALSE(walk_max_min(g, 1, 0).has_value());
+  CHECK_FALSE(walk_max_min(g, 1, {.total = 0}).has_value());
+  CHECK_FALSE(walk_max_min(g, 1, {.allowance = 0, .per_job = 1}).has_value());  // spends before any job is done
+  CHECK(walk_max_min(g, 1, {.allowance = 100, .per_job = 0}).has_value());
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ TEST_CASE("a walk that would exceed its budget is declined, for estimate() to ta
   const hw::Router router(cluster);
   const CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(16), .bytes = 1 << 20, .algorithm = Algorithm::tree};
   const StepPlan plan = make_algorithm(Algorithm::tree)->plan(plan_input(cluster, req));
-  CHECK_FALSE(walk_step_plan(router, req.gpus, plan, 1000).has_value());
+  CHECK_FALSE(walk_step_plan(router, req.gpus, plan, {.total = 1000}).has_value());
   CHECK(walk_step_plan(router, req.gpus, plan).has_value());
 }
 
