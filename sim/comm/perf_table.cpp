@@ -1,5 +1,6 @@
 #include "sim/comm/perf_table.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <optional>
@@ -36,10 +37,13 @@ std::string format_time(double us) {
 // plan_walk.hpp, step mode's time without the engine; where that walk would exceed its budget,
 // run in the engine if small enough, else timed on paper with estimate(), as the tuner times
 // them (a tree over 64 single-GPU servers: −12 %).
-// Where the walk gives up, the engine still runs plans up to this many transfers in a second or
-// two (a 64 MiB tree over 32 single-GPU servers: 7,936 transfers, 1.5 s; over 64 servers: 16,128,
-// 12 s, as each event re-solves most of the tree). Larger ones are timed on paper.
-constexpr std::size_t kEngineTransfersAtCoarse = 8192;
+// Where the walk gives up, the engine still runs a plan in a second or two if it has at most
+// this many transfers over at most this many servers: PCIe trees over 4 servers of 8 (31,744
+// transfers, 0.7 s), a 64 MiB tree over 32 single-GPU servers (7,936, 1.5 s). Past that its
+// re-solves span the fabric (64 single-GPU servers: 16,128 transfers, 12 s), and the plan is
+// timed on paper.
+constexpr std::size_t kEngineTransfersAtCoarse = 32768;
+constexpr std::size_t kEngineServersAtCoarse = 32;
 
 bool has_folded_form(Op op, Algorithm algorithm) {
   return (algorithm == Algorithm::ring && op != Op::broadcast) || algorithm == Algorithm::hierarchical;
@@ -64,7 +68,11 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
     const StepPlan plan = make_algorithm(chosen)->plan(plan_input(router.cluster(), fixed));
     if (const auto walked = walk_step_plan(router, gpus, plan))
       return make_row(op, static_cast<int>(gpus.size()), bytes, *walked, chosen);
-    on_paper = plan.transfers.size() > kEngineTransfersAtCoarse;
+    std::vector<int> servers;
+    for (int g : gpus) servers.push_back(router.cluster().server_of(g));
+    std::sort(servers.begin(), servers.end());
+    servers.erase(std::unique(servers.begin(), servers.end()), servers.end());
+    on_paper = plan.transfers.size() > kEngineTransfersAtCoarse || servers.size() > kEngineServersAtCoarse;
   }
   if (on_paper) return make_row(op, static_cast<int>(gpus.size()), bytes, tuned ? tuned->time : estimate(router, fixed), chosen);
   core::Engine sim;

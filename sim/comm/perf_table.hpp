@@ -38,7 +38,7 @@ struct PerfTable {
 /// with estimate() (engine = false), at `fidelity` (automatic: coarse above kCoarseAboveRanks).
 /// Coarse folds rings and hierarchical phases; other algorithms are then walked outside the
 /// engine (plan_walk.hpp), or where that walk would take more than ~1 s, run in the engine if
-/// they have at most 8,192 transfers, else timed on paper.
+/// they are small enough to take a second or two there, else timed on paper.
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
                       Algorithm algorithm, bool engine = true, Fidelity fidelity = Fidelity::automatic);
 /// simulate_size() for each size in turn; `on_row(rows done)` after each (a progress line).

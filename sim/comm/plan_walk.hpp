@@ -18,7 +18,7 @@ namespace stepsim::comm {
 /// What walking a plan may cost (lattice_walk.hpp): ~1 s in all, and beyond a first ~0.1 s, 512
 /// flow-links per finished transfer. A ring lattice costs ~30 per step and a 16-server tree ~1000
 /// (accepted within the allowance); a tree over 32 single-GPU servers ~19,000 (given up in ~0.1 s).
-inline constexpr WalkBudget kWalkBudget{.total = std::int64_t{1} << 25, .allowance = std::int64_t{1} << 22, .per_job = 512};
+inline constexpr WalkBudget kWalkBudget{.total = std::int64_t{1} << 25, .allowance = std::int64_t{1} << 22, .per_job = 4096};
 
 /// Step mode's time for `plan` (point-to-point transfers and joins, no folded ring) on the GPUs
 /// `gpus`: the launch latency plus when the last rank is done. Walked over every link of every
