@@ -82,6 +82,23 @@ LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring
   return out;
 }
 
+// Appends one kind of route per hop of the folded ring `t` (each route with its own start
+// latency, over every link); returns the first hop's index.
+int add_hop_kinds(WalkGraph& g, const hw::Cluster& cluster, const PlannedTransfer& t, const HopRoutes& hops) {
+  const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps};
+  const auto first = static_cast<int>(g.routes.size());
+  for (const auto& routes : hops) {
+    WalkRoutes kind;
+    for (const auto& r : routes) {
+      WalkRoute route{.latency_ps = static_cast<double>(transfer_latency_ps(cluster, r, one_step))};
+      for (int l : r) route.links.push_back({l, ps_per_byte(cluster, l)});
+      kind.push_back(std::move(route));
+    }
+    g.routes.push_back(std::move(kind));
+  }
+  return first;
+}
+
 // The step lattice of a level's folded rings as a walk (lattice_walk.hpp): job (ring, s, p) is
 // hop p's step s, after (ring, s−1, p−1); each hop's routes over every link, less the implied.
 WalkGraph ring_walk(const hw::Cluster& cluster, const StepPlan& plan, const std::vector<std::size_t>& members,
@@ -90,18 +107,8 @@ WalkGraph ring_walk(const hw::Cluster& cluster, const StepPlan& plan, const std:
   first_job.assign(1, 0);
   for (std::size_t i : members) {
     const auto& t = plan.transfers[i];
-    const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps};
     const auto n = static_cast<std::int64_t>(hops[i].size());
-    const auto kind0 = static_cast<int>(g.routes.size());
-    for (const auto& routes : hops[i]) {
-      WalkRoutes kind;
-      for (const auto& r : routes) {
-        WalkRoute route{.latency_ps = static_cast<double>(transfer_latency_ps(cluster, r, one_step))};
-        for (int l : r) route.links.push_back({l, ps_per_byte(cluster, l)});
-        kind.push_back(std::move(route));
-      }
-      g.routes.push_back(std::move(kind));
-    }
+    const int kind0 = add_hop_kinds(g, cluster, t, hops[i]);
     const std::int64_t base = first_job.back();
     for (std::int64_t s = 0; s < t.latency_steps; ++s)
       for (std::int64_t p = 0; p < n; ++p) {
@@ -258,18 +265,8 @@ std::vector<double> plan_lattice_ends(const hw::Cluster& cluster, const StepPlan
       }
       continue;
     }
-    const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps};
     const auto n = static_cast<std::int64_t>(t.ring.size());
-    const auto kind0 = static_cast<int>(g.routes.size());
-    for (const auto& routes : hops[i]) {
-      WalkRoutes kind;
-      for (const auto& r : routes) {
-        WalkRoute route{.latency_ps = static_cast<double>(transfer_latency_ps(cluster, r, one_step))};
-        for (int l : r) route.links.push_back({l, ps_per_byte(cluster, l)});
-        kind.push_back(std::move(route));
-      }
-      g.routes.push_back(std::move(kind));
-    }
+    const int kind0 = add_hop_kinds(g, cluster, t, hops[i]);
     first_job[i] = static_cast<std::int64_t>(g.jobs.size());
     for (std::int64_t s = 0; s < t.latency_steps; ++s)
       for (std::int64_t p = 0; p < n; ++p) {
