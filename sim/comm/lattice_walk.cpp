@@ -44,7 +44,11 @@ void drop_implied_links(std::vector<WalkRoutes>& routes, std::size_t link_count)
 }
 
 std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::size_t link_count, const WalkBudget& budget) {
+  // Only moving flows have a record, in a pool whose freed records are reused; an end event
+  // names a record and the version it was computed for, so a reused record's old events are stale.
   struct Flow {
+    std::int64_t job = 0;
+    std::uint32_t route = 0;           // index into the job's kind of routes
     double left = 0, rate = 0, t = 0;  // bytes still to move; bytes per ps; as of t
     double scheduled_rate = -1;        // the rate its pending end event was computed with
     std::uint64_t version = 0;
@@ -53,8 +57,9 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
   };
   struct Event {
     double t = 0;
-    bool is_end = false;  // else: the flow starts
-    std::int64_t flow = 0;
+    bool is_end = false;  // else: a flow of `job` over route `route` starts
+    std::int64_t id = 0;  // the flow record that ends, or the job
+    std::uint32_t route = 0;
     std::uint64_t version = 0;
     bool operator>(const Event& o) const { return t > o.t; }
   };
@@ -66,23 +71,31 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     if (job.routes >= 0) common_slices = std::gcd(common_slices, job.slices);
   common_slices = std::max(common_slices, 1);
   auto slices_of = [&](const WalkJob& job) { return job.slices / common_slices; };
-  std::int64_t width = 1;  // flow = job · width + slice · routes + route
-  for (const auto& job : jobs)
-    if (job.routes >= 0)
-      width = std::max(width, static_cast<std::int64_t>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * slices_of(job));
-  std::vector<Flow> flows(jobs.size() * static_cast<std::size_t>(width));
+  std::vector<Flow> flows;
+  std::vector<std::int64_t> free_flows;
   std::vector<int> waiting(jobs.size(), 0), flows_left(jobs.size(), 0);
   for (const auto n : graph.next) ++waiting[static_cast<std::size_t>(n)];
   std::vector<double> finish(jobs.size(), 0.0), released(jobs.size(), 0.0);
-  std::vector<std::vector<std::int64_t>> on(link_count);  // link -> its moving flows
+  // Link -> its moving flows, each with which link of its route this is; slot[f·longest + k]:
+  // where flow f's k-th link holds it, so that a flow leaves every link in O(1).
+  struct OnLink {
+    std::int64_t flow = 0;
+    std::uint32_t k = 0;
+  };
+  std::vector<std::vector<OnLink>> on(link_count);
+  std::size_t longest = 1;
+  for (const auto& kind : graph.routes)
+    for (const auto& route : kind) longest = std::max(longest, route.links.size());
+  std::vector<std::uint32_t> slot;  // grows with the pool
   std::vector<std::uint32_t> link_seen(link_count, 0);
   std::vector<double> capacity(link_count), weight(link_count);
   std::uint32_t stamp = 0;
   std::int64_t spent = 0, finished = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   auto route_of = [&](std::int64_t f) -> const WalkRoute& {
-    const auto& kind = graph.routes[static_cast<std::size_t>(jobs[static_cast<std::size_t>(f / width)].routes)];
-    return kind[static_cast<std::size_t>(f % width) % kind.size()];
+    const Flow& flow = flows[static_cast<std::size_t>(f)];
+    const auto& kind = graph.routes[static_cast<std::size_t>(jobs[static_cast<std::size_t>(flow.job)].routes)];
+    return kind[flow.route % kind.size()];
   };
   // A job's release: its flows are scheduled to start, or, moving nothing, it finishes at once
   // and releases its successors (iteratively: joins can chain).
@@ -100,7 +113,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
         for (std::size_t r = 0; r < kind.size() * static_cast<std::size_t>(slices_of(jobs[uj])); ++r)
           if (!kind[r % kind.size()].links.empty()) {
             ++flows_left[uj];
-            events.push({at + kind[r % kind.size()].latency_ps, false, j * width + static_cast<std::int64_t>(r)});
+            events.push({at + kind[r % kind.size()].latency_ps, false, j, static_cast<std::uint32_t>(r)});
           }
         if (flows_left[uj] > 0) continue;
       }
@@ -137,20 +150,31 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     group.clear(), group_links.clear();
     for (int l : seeds) see_link(l);
     for (std::size_t k = 0; k < group_links.size(); ++k)
-      for (std::int64_t f : on[static_cast<std::size_t>(group_links[k])]) {
+      for (const OnLink& entry : on[static_cast<std::size_t>(group_links[k])]) {
+        const std::int64_t f = entry.flow;
         auto& flow = flows[static_cast<std::size_t>(f)];
         if (flow.seen == stamp) continue;
         flow.seen = stamp, group.push_back(f);
-        for (const auto& c : route_of(f).links) see_link(c.link);
+        const auto& links = route_of(f).links;
+        for (const auto& c : links) see_link(c.link);
+        spent += static_cast<std::int64_t>(links.size());  // each flow-link is visited a few times below
       }
-    spent += static_cast<std::int64_t>(group.size() + group_links.size());
+    spent += static_cast<std::int64_t>(group_links.size());
     std::erase_if(group, [&](std::int64_t f) {
       auto& flow = flows[static_cast<std::size_t>(f)];
       flow.left -= flow.rate * (now - flow.t), flow.t = now, flow.fixed = false;
       if (flow.left > 1e-9 * (1 + flow.rate)) return false;  // well under a byte
-      for (const auto& c : route_of(f).links) std::erase(on[static_cast<std::size_t>(c.link)], f);
+      const auto& links = route_of(f).links;
+      for (std::size_t k = 0; k < links.size(); ++k) {
+        auto& list = on[static_cast<std::size_t>(links[k].link)];
+        const std::uint32_t at = slot[static_cast<std::size_t>(f) * longest + k];
+        list[at] = list.back();
+        slot[static_cast<std::size_t>(list[at].flow) * longest + list[at].k] = at;
+        list.pop_back();
+      }
       ++flow.version;
-      if (--flows_left[static_cast<std::size_t>(f / width)] == 0) job_done(f / width, now);
+      free_flows.push_back(f);
+      if (--flows_left[static_cast<std::size_t>(flow.job)] == 0) job_done(flow.job, now);
       return true;
     });
     // Progressive filling: every flow's rate (bytes per ps) rises alike until a link is full;
@@ -172,7 +196,8 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
         if (capacity[static_cast<std::size_t>(l)] <= level * weight[static_cast<std::size_t>(l)] * (1 + 1e-12)) filled.push_back(l);
       level = std::max(0.0, level);
       for (int l : filled) {
-        for (std::int64_t f : on[static_cast<std::size_t>(l)]) {
+        for (const OnLink& entry : on[static_cast<std::size_t>(l)]) {
+          const std::int64_t f = entry.flow;
           auto& flow = flows[static_cast<std::size_t>(f)];
           if (flow.fixed) continue;
           flow.fixed = true, flow.rate = level, --unfixed;
@@ -191,7 +216,8 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       if (flow.rate == flow.scheduled_rate) continue;
       flow.scheduled_rate = flow.rate;
       const double when = flow.rate > 0 ? now + static_cast<double>(core::ceil_ps(flow.left / flow.rate)) : now;
-      events.push({when, true, f, ++flow.version});
+      events.push({when, true, f, 0, ++flow.version});
+      ++spent;
     }
   };
   for (std::size_t j = 0; j < jobs.size(); ++j)
@@ -206,17 +232,32 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     while (!events.empty() && events.top().t <= now) {
       const Event e = events.top();
       events.pop();
-      auto& flow = flows[static_cast<std::size_t>(e.flow)];
+      std::int64_t f = e.id;
       if (e.is_end) {
+        auto& flow = flows[static_cast<std::size_t>(f)];
         if (e.version != flow.version) continue;
         flow.left = 0;  // this flow's end, whatever rounding says
       } else {
-        const auto& job = jobs[static_cast<std::size_t>(e.flow / width)];
+        if (free_flows.empty()) {
+          free_flows.push_back(static_cast<std::int64_t>(flows.size()));
+          flows.emplace_back();
+          slot.resize(flows.size() * longest);
+        }
+        f = free_flows.back();
+        free_flows.pop_back();
+        const auto& job = jobs[static_cast<std::size_t>(e.id)];
         const auto flows_of_job = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * slices_of(job);
-        flow.left = job.bytes / flows_of_job, flow.t = now, flow.rate = 0, flow.scheduled_rate = -1;
-        for (const auto& c : route_of(e.flow).links) on[static_cast<std::size_t>(c.link)].push_back(e.flow);
+        auto& flow = flows[static_cast<std::size_t>(f)];
+        flow.job = e.id, flow.route = e.route;
+        flow.left = job.bytes / flows_of_job, flow.t = now, flow.rate = 0, flow.scheduled_rate = -1, flow.fixed = false;
+        const auto& links = route_of(f).links;
+        for (std::size_t k = 0; k < links.size(); ++k) {
+          auto& list = on[static_cast<std::size_t>(links[k].link)];
+          slot[static_cast<std::size_t>(f) * longest + k] = static_cast<std::uint32_t>(list.size());
+          list.push_back({f, static_cast<std::uint32_t>(k)});
+        }
       }
-      for (const auto& c : route_of(e.flow).links) seeds.push_back(c.link);
+      for (const auto& c : route_of(f).links) seeds.push_back(c.link);
     }
     if (!seeds.empty()) refill(seeds, now);
   }

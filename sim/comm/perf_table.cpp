@@ -39,9 +39,9 @@ std::string format_time(double us) {
 // them (a tree over 64 single-GPU servers: −12 %).
 // Where the walk gives up, the engine still runs a plan in a second or two if it has at most
 // this many transfers over at most this many servers: PCIe trees over 4 servers of 8 (31,744
-// transfers, 0.7 s), a 64 MiB tree over 32 single-GPU servers (7,936, 1.5 s). Past that its
-// re-solves span the fabric (64 single-GPU servers: 16,128 transfers, 12 s), and the plan is
-// timed on paper.
+// transfers, 0.7 s), a 64 MiB tree over 32 single-GPU servers (7,936, 1.5 s). Past that it can
+// take tens of seconds (64 single-GPU servers: 16,128 transfers, 12 s, as each event re-solves
+// most of the tree; 16 PCIe servers of 8: 7.6 s), and the plan is timed on paper.
 constexpr std::size_t kEngineTransfersAtCoarse = 32768;
 constexpr std::size_t kEngineServersAtCoarse = 32;
 

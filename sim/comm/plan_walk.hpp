@@ -15,10 +15,11 @@
 
 namespace stepsim::comm {
 
-/// What walking a plan may cost (lattice_walk.hpp): ~1 s in all, and beyond a first ~0.1 s, 512
-/// flow-links per finished transfer. A ring lattice costs ~30 per step and a 16-server tree ~1000
-/// (accepted within the allowance); a tree over 32 single-GPU servers ~19,000 (given up in ~0.1 s).
-inline constexpr WalkBudget kWalkBudget{.total = std::int64_t{1} << 25, .allowance = std::int64_t{1} << 22, .per_job = 4096};
+/// What walking a plan may cost (lattice_walk.hpp), in flow-links touched: 2^26 in all (~2 s),
+/// and beyond a first 2^22, 4096 per finished transfer. A ring lattice or a tree over servers of 8
+/// GPUs costs ~100-500 per transfer (a 128x8 tree of 1M transfers at 256 MiB would need ~500M:
+/// declined on the total); a tree over 32 single-GPU servers ~15,000 (declined within ~0.2 s).
+inline constexpr WalkBudget kWalkBudget{.total = std::int64_t{1} << 26, .allowance = std::int64_t{1} << 22, .per_job = 4096};
 
 /// Step mode's time for `plan` (point-to-point transfers and joins, no folded ring) on the GPUs
 /// `gpus`: the launch latency plus when the last rank is done. Walked over every link of every
