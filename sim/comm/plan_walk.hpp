@@ -1,7 +1,8 @@
 // Coarse mode for algorithms without a folded form (tree, broadcast chain, direct sends): their
-// step plan walked by lattice_walk.hpp instead of the engine, which over hundreds of ranks behind
-// one fabric re-solves thousands of flows at every event (a 128-server tree all-reduce of 64 MiB
-// ran for over two minutes). Internal to sim/comm; used by the nccl-tests table (perf_table.cpp).
+// step plan walked by lattice_walk.hpp instead of the engine, which over many ranks behind one
+// fabric re-solves thousands of flows at every event (a 64 MiB tree all-reduce over 128
+// single-GPU servers ran for over two minutes). Internal to sim/comm; used by the nccl-tests
+// table (perf_table.cpp).
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,8 @@ inline constexpr WalkBudget kWalkBudget{.total = std::int64_t{1} << 26, .allowan
 /// route less the implied ones, which is step mode's max-min exactly; nullopt where that would
 /// exceed the budget (a tree over single-GPU servers: every edge shares a NIC with three others,
 /// so each refill spans the whole tree; 32 servers already take ~5 s), and the caller falls back
-/// on estimate(). Keeping only each route's most loaded links instead is fast but 10-35 % off on
-/// PCIe boxes and single-GPU servers, so it is not offered.
+/// on the engine or on estimate() (perf_table.cpp). Keeping only each route's most loaded links
+/// instead is fast but 10-35 % off on PCIe boxes and single-GPU servers, so it is not offered.
 std::optional<core::Duration> walk_step_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
                                              const WalkBudget& budget = kWalkBudget);
 
