@@ -97,43 +97,33 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     const auto& kind = graph.routes[static_cast<std::size_t>(jobs[static_cast<std::size_t>(flow.job)].routes)];
     return kind[flow.route % kind.size()];
   };
-  // A job's release: its flows are scheduled to start, or, moving nothing, it finishes at once
-  // and releases its successors (iteratively: joins can chain).
+  // A released job schedules its flows' starts; one that moves nothing (a join) finishes at once.
+  // A finished job releases the successors it was the last to wait for (iteratively: joins chain).
   std::vector<std::int64_t> to_release;
-  auto release = [&](std::int64_t job, double t) {
-    to_release.push_back(job);
-    released[static_cast<std::size_t>(job)] = t;
+  auto finish_job = [&](std::int64_t job, double at) {
+    const auto uj = static_cast<std::size_t>(job);
+    finish[uj] = at;
+    ++finished;
+    for (auto k = graph.next_begin[uj]; k < graph.next_begin[uj + 1]; ++k) {
+      const auto n = static_cast<std::size_t>(graph.next[static_cast<std::size_t>(k)]);
+      released[n] = std::max(released[n], at);
+      if (--waiting[n] == 0) to_release.push_back(static_cast<std::int64_t>(n));
+    }
+  };
+  auto release_waiting = [&] {
     while (!to_release.empty()) {
       const std::int64_t j = to_release.back();
       to_release.pop_back();
       const auto uj = static_cast<std::size_t>(j);
-      const double at = released[uj];
       if (jobs[uj].routes >= 0) {
         const auto& kind = graph.routes[static_cast<std::size_t>(jobs[uj].routes)];
         for (std::size_t r = 0; r < kind.size() * static_cast<std::size_t>(slices_of(jobs[uj])); ++r)
           if (!kind[r % kind.size()].links.empty()) {
             ++flows_left[uj];
-            events.push({at + kind[r % kind.size()].latency_ps, false, j, static_cast<std::uint32_t>(r)});
+            events.push({released[uj] + kind[r % kind.size()].latency_ps, false, j, static_cast<std::uint32_t>(r)});
           }
-        if (flows_left[uj] > 0) continue;
       }
-      finish[uj] = at;
-      ++finished;
-      for (auto k = graph.next_begin[uj]; k < graph.next_begin[uj + 1]; ++k) {
-        const auto n = static_cast<std::size_t>(graph.next[static_cast<std::size_t>(k)]);
-        released[n] = std::max(released[n], at);
-        if (--waiting[n] == 0) to_release.push_back(static_cast<std::int64_t>(n));
-      }
-    }
-  };
-  auto job_done = [&](std::int64_t job, double t) {
-    const auto uj = static_cast<std::size_t>(job);
-    finish[uj] = t;
-    ++finished;
-    for (auto k = graph.next_begin[uj]; k < graph.next_begin[uj + 1]; ++k) {
-      const auto n = graph.next[static_cast<std::size_t>(k)];
-      released[static_cast<std::size_t>(n)] = std::max(released[static_cast<std::size_t>(n)], t);
-      if (--waiting[static_cast<std::size_t>(n)] == 0) release(n, released[static_cast<std::size_t>(n)]);
+      if (flows_left[uj] == 0) finish_job(j, released[uj]);
     }
   };
   std::vector<std::int64_t> group;
@@ -174,7 +164,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       }
       ++flow.version;
       free_flows.push_back(f);
-      if (--flows_left[static_cast<std::size_t>(flow.job)] == 0) job_done(flow.job, now);
+      if (--flows_left[static_cast<std::size_t>(flow.job)] == 0) finish_job(flow.job, now);
       return true;
     });
     // Progressive filling: every flow's rate (bytes per ps) rises alike until a link is full;
@@ -221,7 +211,8 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     }
   };
   for (std::size_t j = 0; j < jobs.size(); ++j)
-    if (waiting[j] == 0) release(static_cast<std::int64_t>(j), 0.0);
+    if (waiting[j] == 0) to_release.push_back(static_cast<std::int64_t>(j));
+  release_waiting();
   // Events of one instant (a symmetric collective's flows start and end together) share a refill.
   std::vector<int> seeds;
   while (!events.empty()) {
@@ -260,6 +251,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       for (const auto& c : route_of(f).links) seeds.push_back(c.link);
     }
     if (!seeds.empty()) refill(seeds, now);
+    release_waiting();
   }
   return finish;
 }
