@@ -6,6 +6,7 @@
 
 #include "sim/comm/lattice_walk.hpp"
 #include "sim/comm/network.hpp"
+#include "sim/comm/plan_walk.hpp"
 
 namespace stepsim::comm {
 namespace {
@@ -89,38 +90,10 @@ int add_hop_kinds(WalkGraph& g, const hw::Cluster& cluster, const PlannedTransfe
   const auto first = static_cast<int>(g.routes.size());
   for (const auto& routes : hops) {
     WalkRoutes kind;
-    for (const auto& r : routes) {
-      WalkRoute route{.latency_ps = static_cast<double>(transfer_latency_ps(cluster, r, one_step))};
-      for (int l : r) route.links.push_back({l, ps_per_byte(cluster, l)});
-      kind.push_back(std::move(route));
-    }
+    for (const auto& r : routes) kind.push_back(walk_route(cluster, r, one_step));
     g.routes.push_back(std::move(kind));
   }
   return first;
-}
-
-// The step lattice of a level's folded rings as a walk (lattice_walk.hpp): job (ring, s, p) is
-// hop p's step s, after (ring, s−1, p−1); each hop's routes over every link, less the implied.
-WalkGraph ring_walk(const hw::Cluster& cluster, const StepPlan& plan, const std::vector<std::size_t>& members,
-                    const std::vector<HopRoutes>& hops, std::vector<std::int64_t>& first_job) {
-  WalkGraph g;
-  first_job.assign(1, 0);
-  for (std::size_t i : members) {
-    const auto& t = plan.transfers[i];
-    const auto n = static_cast<std::int64_t>(hops[i].size());
-    const int kind0 = add_hop_kinds(g, cluster, t, hops[i]);
-    const std::int64_t base = first_job.back();
-    for (std::int64_t s = 0; s < t.latency_steps; ++s)
-      for (std::int64_t p = 0; p < n; ++p) {
-        g.jobs.push_back({.routes = kind0 + static_cast<int>(p), .bytes = step_bytes(t), .slices = t.slices});
-        g.next_begin.push_back(static_cast<std::int64_t>(g.next.size()));
-        if (s + 1 < t.latency_steps) g.next.push_back(base + (s + 1) * n + (p + 1) % n);
-      }
-    first_job.push_back(base + t.latency_steps * n);
-  }
-  g.next_begin.push_back(static_cast<std::int64_t>(g.next.size()));
-  drop_implied_links(g.routes, cluster.links.size());
-  return g;
 }
 
 // A bottleneck link that only one hop of the level crosses serves that hop's steps one after
@@ -143,8 +116,8 @@ void keep_one_private_crossing(std::vector<LatticeRing>& rings, std::size_t link
     }
 }
 
-// The same lattice walked round by round, for levels with more than kEventLatticeJobs jobs, where
-// the max-min walk would cost seconds, on each hop's bottleneck links only. Within a step, the crossings of each link share it by processor sharing from
+// The same lattice walked round by round, for plans with a level of more than kEventLatticeJobs
+// jobs, where the max-min walk would cost seconds, on each hop's bottleneck links only. Within a step, the crossings of each link share it by processor sharing from
 // when they are ready; what the link still owes earlier steps joins them as one more crossing,
 // and a hop's step follows its previous one by at least `busy`. Steps of different rounds never
 // share a link here, so rings whose steps drift apart in time come out a little fast (a few % in
@@ -323,7 +296,7 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
   const auto level = levels_of(plan);
   std::map<int, std::vector<std::size_t>> rings_at;  // level -> its folded rings, which run at once
   std::vector<HopRoutes> hops(plan.transfers.size());
-  std::int64_t all_jobs = 0;
+  std::map<int, std::int64_t> jobs_at;  // level -> steps × hops of its rings
   bool only_rings = true;  // and joins: what coarse ring and hierarchical plans hold
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& t = plan.transfers[i];
@@ -333,12 +306,15 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
     }
     hops[i] = hop_routes_of(router, gpus, t);
     rings_at[level[i]].push_back(i);
-    all_jobs += static_cast<std::int64_t>(t.latency_steps) * static_cast<std::int64_t>(t.ring.size());
+    jobs_at[level[i]] += static_cast<std::int64_t>(t.latency_steps) * static_cast<std::int64_t>(t.ring.size());
   }
-  // The whole plan's lattice at once where it fits: each member of a phase starts when its own
-  // part of the phase before is in, as in step mode (hierarchical's phases overlap that way).
+  // The whole plan's lattice at once where each level fits (levels run mostly one after another,
+  // so the largest sets the cost): each member of a phase starts when its own part of the phase
+  // before is in, as in step mode (hierarchical's phases overlap that way). Else round by round.
+  std::int64_t largest = 0;
+  for (const auto& [lvl, jobs] : jobs_at) largest = std::max(largest, jobs);
   std::optional<std::vector<double>> whole_end;  // per folded ring: when its last step is in
-  if (only_rings && all_jobs <= event_jobs) whole_end = plan_lattice_ends(cluster, plan, hops);
+  if (only_rings && largest <= event_jobs) whole_end = plan_lattice_ends(cluster, plan, hops);
   std::vector<double> engine_end(plan.transfers.size(), 0.0);  // idle, from the collective's start
   for (const auto& [lvl, members] : rings_at) {
     std::vector<double> link_step_bytes(cluster.links.size(), 0.0);
@@ -347,11 +323,7 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
         for (const auto& r : routes)
           for (int l : r) link_step_bytes[static_cast<std::size_t>(l)] += step_bytes(plan.transfers[i]) / static_cast<double>(routes.size());
     std::vector<LatticeRing> rings;
-    std::int64_t jobs = 0;
-    for (std::size_t i : members) {
-      rings.push_back(lattice_ring(cluster, plan.transfers[i], hops[i], link_step_bytes));
-      jobs += static_cast<std::int64_t>(rings.back().steps) * static_cast<std::int64_t>(rings.back().d.size());
-    }
+    for (std::size_t i : members) rings.push_back(lattice_ring(cluster, plan.transfers[i], hops[i], link_step_bytes));
     // Per ring: when its folded flow starts in the engine (all it waits for is in) and, from the
     // lattice, when it ends: from the whole plan's, or from this level's alone started together.
     std::vector<double> start, end;
@@ -363,17 +335,8 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
     if (whole_end) {
       for (std::size_t i : members) end.push_back((*whole_end)[i]);
     } else {
-      std::vector<double> lattice;
-      if (jobs <= event_jobs) {
-        std::vector<std::int64_t> first_job;
-        const auto finish = *walk_max_min(ring_walk(cluster, plan, members, hops, first_job), cluster.links.size());
-        for (std::size_t k = 0; k < members.size(); ++k)
-          lattice.push_back(first_job[k] == first_job[k + 1] ? 0.0
-                                                             : *std::max_element(finish.begin() + first_job[k], finish.begin() + first_job[k + 1]));
-      } else {
-        keep_one_private_crossing(rings, cluster.links.size());
-        lattice = lattice_times_by_step(rings, cluster.links.size());
-      }
+      keep_one_private_crossing(rings, cluster.links.size());
+      const auto lattice = lattice_times_by_step(rings, cluster.links.size());
       for (std::size_t k = 0; k < members.size(); ++k) end.push_back(start[k] + lattice[k]);
     }
     // Every folded flow of the level ends at the slowest ring's end when idle. Were each to end

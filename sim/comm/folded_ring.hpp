@@ -29,9 +29,9 @@
 // Cost: one max-min refill per instant at which steps start or end, over the flows connected to
 // them through shared links (O(J) refills for J = Σ S·n jobs, each O(flows × links) of its part
 // of the machine), against J·slices engine flows, each a full re-solve of its component, in step
-// mode. Above `event_jobs` jobs a round-by-round walk on each hop's bottleneck links
-// (O(J·k), k hops per link) that is a few % fast where latency and bytes weigh alike. Agreement
-// with step mode: tests/sim/comm/folded_ring_test.cpp.
+// mode. Where a level has more than `event_jobs` jobs, a round-by-round walk on each hop's
+// bottleneck links (O(J·k), k hops per link) that is a few % fast where latency and bytes weigh
+// alike. Agreement with step mode: tests/sim/comm/folded_ring_test.cpp.
 #pragma once
 
 #include <cstdint>
@@ -47,13 +47,13 @@ namespace stepsim::comm {
 /// point-to-point transfer, one concatenated route per sub-ring for a folded ring. None for a join.
 std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vector<int>& gpus, const PlannedTransfer& t);
 
-/// Levels of up to this many jobs (steps × hops) are walked as max-min events: 128 ranks × 8
-/// channels all-reduce is 260k jobs, ~1 s on dgx-a100; 512 ranks would be 2M, several seconds per
-/// collective shape.
+/// Plans whose every level has up to this many jobs (steps × hops) are walked as max-min events:
+/// 128 ranks × 8 channels all-reduce is 260k jobs, ~1 s on dgx-a100; 512 ranks would be 2M,
+/// several seconds per collective shape.
 inline constexpr std::int64_t kEventLatticeJobs = std::int64_t{1} << 18;
 
-/// Per transfer of `plan`: the start latency of a folded ring (T − S·busy above, from the lattice
-/// of every folded ring at the same dependency level), nullopt for the others.
+/// Per transfer of `plan`: the start latency of a folded ring (T − S·busy above, T the slowest
+/// end among the folded rings at its dependency level), nullopt for the others.
 std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router& router, const std::vector<int>& gpus,
                                                                const StepPlan& plan,
                                                                std::int64_t event_jobs = kEventLatticeJobs);

@@ -11,6 +11,12 @@
 
 namespace stepsim::comm {
 
+WalkRoute walk_route(const hw::Cluster& cluster, const hw::Route& route, const PlannedTransfer& transfer) {
+  WalkRoute out{.latency_ps = static_cast<double>(transfer_latency_ps(cluster, route, transfer))};
+  for (int l : route) out.links.push_back({l, 1e12 / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm)});
+  return out;
+}
+
 std::optional<core::Duration> walk_step_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
                                              const WalkBudget& budget) {
   const hw::Cluster& cluster = router.cluster();
@@ -27,11 +33,7 @@ std::optional<core::Duration> walk_step_plan(const hw::Router& router, const std
       auto it = kinds.find(key);
       if (it == kinds.end()) {
         WalkRoutes kind;
-        for (const auto& r : planned_routes(router, gpus, t)) {
-          WalkRoute route{.latency_ps = static_cast<double>(transfer_latency_ps(cluster, r, t))};
-          for (int l : r) route.links.push_back({l, 1e12 / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm)});
-          kind.push_back(std::move(route));
-        }
+        for (const auto& r : planned_routes(router, gpus, t)) kind.push_back(walk_route(cluster, r, t));
         it = kinds.emplace(key, static_cast<int>(g.routes.size())).first;
         g.routes.push_back(std::move(kind));
       }

@@ -22,6 +22,10 @@ namespace stepsim::comm {
 /// declined on the total); a tree over 32 single-GPU servers ~15,000 (declined within ~0.2 s).
 inline constexpr WalkBudget kWalkBudget{.total = std::int64_t{1} << 26, .allowance = std::int64_t{1} << 22, .per_job = 4096};
 
+/// One route of a transfer as the walker takes it: the transfer's start latency on it (as the
+/// engine's flow has) and each link's time per byte at its effective rate.
+WalkRoute walk_route(const hw::Cluster& cluster, const hw::Route& route, const PlannedTransfer& transfer);
+
 /// Step mode's time for `plan` (point-to-point transfers and joins, no folded ring) on the GPUs
 /// `gpus`: the launch latency plus when the last rank is done. Walked over every link of every
 /// route less the implied ones, which is step mode's max-min exactly; nullopt where that would
