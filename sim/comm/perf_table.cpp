@@ -32,11 +32,11 @@ std::string format_time(double us) {
 
 // Whether coarse mode has a folded form of this op and algorithm (ring_phase.hpp: ring AR, AG, RS;
 // hierarchical). A tree, a broadcast chain or direct sends over hundreds of ranks stay thousands
-// of slices × ranks flows, which the engine re-solves at every event (a 128-server tree
-// all-reduce of 64 MiB ran for over two minutes), so at coarse fidelity those are walked by
-// plan_walk.hpp, step mode's time without the engine; where that walk would exceed its budget,
-// run in the engine if small enough, else timed on paper with estimate(), as the tuner times
-// them (a tree over 64 single-GPU servers: −12 %).
+// of slices × ranks flows, which the engine re-solves at every event (a 64 MiB tree all-reduce
+// over 128 single-GPU servers ran for over two minutes), so at coarse fidelity those are walked
+// by plan_walk.hpp, step mode's time without the engine; where that walk would exceed its
+// budget, run in the engine if small enough, else timed on paper with estimate(), as the tuner
+// times them (a 64 MiB tree over 48 single-GPU servers: −18 %; over 64: −10 %).
 // Where the walk gives up, the engine still runs a plan in a second or two if it has at most
 // this many transfers over at most this many servers: PCIe trees over 4 servers of 8 (31,744
 // transfers, 0.7 s), a 64 MiB tree over 32 single-GPU servers (7,936, 1.5 s). Past that it can
