@@ -32,19 +32,11 @@ std::string format_time(double us) {
 
 // Whether coarse mode has a folded form of this op and algorithm (ring_phase.hpp: ring AR, AG, RS;
 // hierarchical). A tree, a broadcast chain or direct sends over hundreds of ranks stay thousands
-// of slices × ranks flows, which the engine re-solves at every event (a 64 MiB tree all-reduce
-// over 128 single-GPU servers ran for over two minutes), so at coarse fidelity those are walked
-// by plan_walk.hpp, step mode's time without the engine; where that walk would exceed its
-// budget, run in the engine if small enough, else timed on paper with estimate(), as the tuner
-// times them (a 64 MiB tree over 48 single-GPU servers: −18 %; over 64: −10 %).
-// Where the walk gives up, the engine still runs a plan in a second or two if it has at most
-// this many transfers over at most this many servers: PCIe trees over 4 servers of 8 (31,744
-// transfers, 0.7 s), a 64 MiB tree over 32 single-GPU servers (7,936, 1.5 s). Past that it can
-// take tens of seconds (64 single-GPU servers: 16,128 transfers, 12 s, as each event re-solves
-// most of the tree; 16 PCIe servers of 8: 7.6 s), and the plan is timed on paper.
-constexpr std::size_t kEngineTransfersAtCoarse = 32768;
-constexpr std::size_t kEngineServersAtCoarse = 32;
-
+// of slices × ranks flows, which the engine re-solves at every event, so at coarse fidelity those
+// are walked by plan_walk.hpp, step mode's time without the engine; where that walk would exceed
+// its budgets (a 64 MiB tree over 64 single-GPU servers; 256 MiB over 128 DGX A100s or 16 PCIe
+// servers of 8), timed on paper with estimate(), as the tuner times them (64 single-GPU servers:
+// −10 %; 128 DGX A100s: −1 %).
 bool has_folded_form(Op op, Algorithm algorithm) {
   return (algorithm == Algorithm::ring && op != Op::broadcast) || algorithm == Algorithm::hierarchical;
 }
@@ -63,18 +55,13 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
   const Algorithm chosen = tuned ? tuned->algorithm : algorithm;
   CollectiveRequest fixed = req;
   fixed.algorithm = chosen;
-  bool on_paper = !engine;
-  if (engine && req.coarse && !has_folded_form(op, chosen)) {
-    const StepPlan plan = make_algorithm(chosen)->plan(plan_input(router.cluster(), fixed));
-    if (const auto walked = walk_step_plan(router, gpus, plan))
-      return make_row(op, static_cast<int>(gpus.size()), bytes, *walked, chosen);
-    std::vector<int> servers;
-    for (int g : gpus) servers.push_back(router.cluster().server_of(g));
-    std::sort(servers.begin(), servers.end());
-    servers.erase(std::unique(servers.begin(), servers.end()), servers.end());
-    on_paper = plan.transfers.size() > kEngineTransfersAtCoarse || servers.size() > kEngineServersAtCoarse;
+  const int ranks = static_cast<int>(gpus.size());
+  auto on_paper = [&] { return tuned ? tuned->time : estimate(router, fixed); };
+  if (!engine) return make_row(op, ranks, bytes, on_paper(), chosen);
+  if (req.coarse && !has_folded_form(op, chosen)) {
+    const auto walked = walk_step_plan(router, gpus, make_algorithm(chosen)->plan(plan_input(router.cluster(), fixed)));
+    return make_row(op, ranks, bytes, walked ? *walked : on_paper(), chosen);
   }
-  if (on_paper) return make_row(op, static_cast<int>(gpus.size()), bytes, tuned ? tuned->time : estimate(router, fixed), chosen);
   core::Engine sim;
   Network net(sim, router.cluster(), router);
   std::vector<core::StreamId> streams;
@@ -82,7 +69,7 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
     streams.push_back(sim.add_stream(sim.add_device(), core::StreamKind::communication));
   add_collective(net, fixed, streams);
   const auto stats = sim.run();
-  return make_row(op, static_cast<int>(gpus.size()), bytes, stats.makespan - core::TimePoint{}, chosen);
+  return make_row(op, ranks, bytes, stats.makespan - core::TimePoint{}, chosen);
 }
 
 PerfTable simulate_sweep(const hw::Router& router, Op op, const std::vector<int>& gpus,

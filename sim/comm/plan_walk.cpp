@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "sim/comm/flow_walk.hpp"
 #include "sim/comm/folded_ring.hpp"
 #include "sim/comm/lattice_walk.hpp"
 #include "sim/comm/network.hpp"
@@ -18,7 +19,7 @@ WalkRoute walk_route(const hw::Cluster& cluster, const hw::Route& route, const P
 }
 
 std::optional<core::Duration> walk_step_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
-                                             const WalkBudget& budget) {
+                                             const WalkBudget& budget, const WalkBudget& fallback) {
   const hw::Cluster& cluster = router.cluster();
   WalkGraph g;
   // The routes of each (src, dst, hop, step latency): a pipelined plan repeats them per slice.
@@ -49,7 +50,8 @@ std::optional<core::Duration> walk_step_plan(const hw::Router& router, const std
     for (int a : plan.transfers[i].after) g.next[static_cast<std::size_t>(successors[static_cast<std::size_t>(a)]++)] = static_cast<std::int64_t>(i);
 
   drop_implied_links(g.routes, cluster.links.size());
-  const auto finish = walk_max_min(g, cluster.links.size(), budget);
+  auto finish = walk_max_min(g, cluster.links.size(), budget);
+  if (!finish) finish = walk_on_flow_network(g, cluster.links.size(), fallback);
   if (!finish) return std::nullopt;
   double end = 0;
   for (const auto& done : plan.rank_done)

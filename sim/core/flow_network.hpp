@@ -60,6 +60,9 @@ class FlowNetwork {
   /// completions of flows whose rate changed, numbering new keys from ++seq.
   void recompute(std::int64_t now_ps, std::uint64_t& seq, TraceSink* sink);
   std::uint64_t rate_updates() const { return rate_updates_; }
+  /// Work the re-solves have done so far: route hops plus links of every max-min problem solved
+  /// (a caller with a cost budget reads it; the engine does not).
+  std::uint64_t solve_work() const { return solve_work_; }
 
   bool has_completion() const { return !completions_.empty(); }
   /// Requires: has_completion().
@@ -121,6 +124,7 @@ class FlowNetwork {
   FlowHeap completions_;
   std::uint64_t epoch_ = 0;
   std::uint64_t rate_updates_ = 0;
+  std::uint64_t solve_work_ = 0;
   // Scratch for recompute(), kept to avoid allocating once per timestamp.
   std::vector<std::uint32_t> comp_links_, comp_flows_, to_drain_;
   MaxMinProblem problem_;

@@ -23,14 +23,15 @@ using testing::shape;
 // 1 MiB to 4 GiB by factors of 16.
 const std::vector<std::int64_t> kSizes{1LL << 20, 16LL << 20, 256LL << 20, 4LL << 30};
 
-double worst_walk_disagreement(const std::string& preset, int nodes, Op op, Algorithm algorithm) {
+// `first`: walk_max_min's budget; {.total = 0} sends every plan to the flow-network fallback.
+double worst_walk_disagreement(const std::string& preset, int nodes, Op op, Algorithm algorithm, const WalkBudget& first = kWalkBudget) {
   const auto cluster = hw::load_cluster(preset, shape(nodes, std::nullopt));
   const hw::Router router(cluster);
   double worst = 0;
   for (std::int64_t bytes : kSizes) {
     const CollectiveRequest req{.op = op, .gpus = first_gpus(cluster.gpu_count()), .bytes = bytes, .algorithm = algorithm};
     const double engine = run_together(router, {req}).front();
-    const auto walked = walk_step_plan(router, req.gpus, make_algorithm(algorithm)->plan(plan_input(cluster, req)));
+    const auto walked = walk_step_plan(router, req.gpus, make_algorithm(algorithm)->plan(plan_input(cluster, req)), first);
     REQUIRE(walked.has_value());
     worst = std::max(worst, std::abs(static_cast<double>(walked->ps) * 1e-6 / engine - 1));
   }
@@ -47,6 +48,9 @@ TEST_CASE("a walked step plan takes the engine's time: trees, chains and direct 
     CHECK(worst_walk_disagreement(preset, 2, Op::all_reduce, Algorithm::tree) <= 1e-4);
     CHECK(worst_walk_disagreement(preset, 2, Op::broadcast, Algorithm::ring) <= 0.015);
     CHECK(worst_walk_disagreement(preset, 2, Op::all_to_all, Algorithm::direct) <= 1e-4);
+    // The fallback walks on the engine's own flow network.
+    CHECK(worst_walk_disagreement(preset, 2, Op::all_reduce, Algorithm::tree, {.total = 0}) <= 1e-4);
+    CHECK(worst_walk_disagreement(preset, 2, Op::all_to_all, Algorithm::direct, {.total = 0}) <= 1e-4);
   }
 }
 
@@ -69,12 +73,23 @@ TEST_CASE("the nccl-tests table at coarse fidelity agrees with full fidelity, th
   }
 }
 
-TEST_CASE("a walk that would exceed its budget is declined, for estimate() to take over") {
+TEST_CASE("a tree past walk_max_min's budget is walked on the flow network, to step mode's time" * doctest::test_suite("slow")) {
+  // a100-pcie 8x8 at 256 MiB: 64,512 transfers whose refills each span ~1000 flows, over
+  // walk_max_min's budget; timed on paper before the fallback, +3.4 %.
+  const auto cluster = hw::load_cluster("a100-pcie", shape(8, std::nullopt));
+  const hw::Router router(cluster);
+  const auto full = simulate_size(router, Op::all_reduce, first_gpus(64), 256 << 20, Algorithm::tree, true, Fidelity::full);
+  const auto coarse = simulate_size(router, Op::all_reduce, first_gpus(64), 256 << 20, Algorithm::tree, true, Fidelity::coarse);
+  CHECK(coarse.time_us == doctest::Approx(full.time_us).epsilon(1e-4));
+}
+
+TEST_CASE("a walk that would exceed both budgets is declined, for estimate() to take over") {
   const auto cluster = hw::load_cluster("dgx-a100", shape(2, std::nullopt));
   const hw::Router router(cluster);
   const CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(16), .bytes = 1 << 20, .algorithm = Algorithm::tree};
   const StepPlan plan = make_algorithm(Algorithm::tree)->plan(plan_input(cluster, req));
-  CHECK_FALSE(walk_step_plan(router, req.gpus, plan, {.total = 1000}).has_value());
+  CHECK_FALSE(walk_step_plan(router, req.gpus, plan, {.total = 1000}, {.total = 1000}).has_value());
+  CHECK(walk_step_plan(router, req.gpus, plan, {.total = 1000}).has_value());  // the fallback walks it
   CHECK(walk_step_plan(router, req.gpus, plan).has_value());
 }
 
