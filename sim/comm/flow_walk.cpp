@@ -10,6 +10,11 @@
 #include "sim/core/flow_network.hpp"
 
 namespace stepsim::comm {
+namespace {
+// What a flow's start, end and heap entries cost, in the network's solve-work units (~10 ns each
+// here): 1024 single-GPU servers' 1 MiB tree, 1.0M flows and 14M units of solving, took 1.4 s.
+constexpr std::int64_t kWorkPerFlow = 100;
+}  // namespace
 
 std::optional<std::vector<double>> walk_on_flow_network(const WalkGraph& graph, std::size_t link_count, const WalkBudget& budget) {
   const auto& jobs = graph.jobs;
@@ -96,7 +101,7 @@ std::optional<std::vector<double>> walk_on_flow_network(const WalkGraph& graph, 
   // instant, then one re-solve before time moves on.
   std::int64_t now = 0, flows_done = 0;
   for (;;) {
-    const auto spent = static_cast<std::int64_t>(net.solve_work());
+    const auto spent = static_cast<std::int64_t>(net.solve_work()) + kWorkPerFlow * flows_done;
     // Past the allowance, the work so far scaled up to every flow must fit the total too: a walk
     // that will not fit is given up early rather than after spending the whole budget.
     if (spent > budget.total || (spent > budget.allowance && static_cast<double>(spent) * static_cast<double>(flows_total) >

@@ -22,9 +22,9 @@
 namespace stepsim::comm {
 
 /// When each job of `graph` finishes (ps after the walk starts), as walk_max_min() says but on
-/// the engine's flow network; nullopt once the network's re-solves have done more work (route hops
-/// plus links of every max-min problem) than budget.total, or, past budget.allowance, once the
-/// work so far scaled up to all the graph's flows would (budget.per_job is not used).
+/// the engine's flow network; nullopt once the work done (the network's solve_work() plus 100 per
+/// finished flow, ~10 ns a unit) exceeds budget.total, or, past budget.allowance, once the work so
+/// far scaled up to all the graph's flows would (budget.per_job is not used).
 std::optional<std::vector<double>> walk_on_flow_network(const WalkGraph& graph, std::size_t link_count, const WalkBudget& budget = {});
 
 }  // namespace stepsim::comm

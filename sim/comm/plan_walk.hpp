@@ -24,12 +24,13 @@ namespace stepsim::comm {
 /// (declined within ~0.2 s).
 inline constexpr WalkBudget kWalkBudget{.total = std::int64_t{1} << 26, .allowance = std::int64_t{1} << 22, .per_job = 4096};
 
-/// What the fallback walk on the engine's flow network may cost (flow_walk.hpp), in route hops
-/// and links re-solved: 2^28 (~9 s; ~30M per second here), judged by projection from 2^24 on, so
-/// that a walk that cannot fit gives up within a second or two. Measured needs (time walked): a100-pcie 8x8 tree at
-/// 256 MiB 80M (2.5 s), rtx4090 16x8 at 256 MiB 172M (4.8 s), 128 DGX A100s at 256 MiB 175M
-/// (8.2 s), 48 single-GPU DGX A100 servers at 64 MiB 117M (4.4 s); 64 of them need ~750M.
-inline constexpr WalkBudget kFlowWalkBudget{.total = std::int64_t{1} << 28, .allowance = std::int64_t{1} << 24};
+/// What the fallback walk on the engine's flow network may cost (flow_walk.hpp): 2^30 units
+/// (~10 ns each here), judged by projection from 2^25 on, so that a walk that cannot fit gives up
+/// within a second or two. Measured (units, time walked): a100-pcie 8x8 tree at 256 MiB 182M
+/// (2.3 s); rtx4090 16x8 at 256 MiB 382M (5.5 s); 48 single-GPU DGX A100 servers at 64 MiB 595M
+/// (3.0 s); 128 DGX A100s at 256 MiB 553M (8.3 s); 1024 single-GPU servers at 1 MiB 117M (1.4 s),
+/// at 16 MiB 2049M (19.5 s: declined).
+inline constexpr WalkBudget kFlowWalkBudget{.total = std::int64_t{1} << 30, .allowance = std::int64_t{1} << 25};
 
 /// One route of a transfer as the walker takes it: the transfer's start latency on it (as the
 /// engine's flow has) and each link's time per byte at its effective rate.

@@ -102,6 +102,7 @@ void FlowNetwork::build_problem() {
     Link& link = links_[comp_links_[i]];
     link.local = static_cast<std::uint32_t>(i);
     double capacity = link.capacity;  // less what outside flows use: residual, or fixed flows
+    solve_work_ += 1 + link.flows.size();
     for (const std::uint32_t fl : link.flows)
       if (flows_[fl].mark != epoch_) capacity -= flows_[fl].rate;
     problem_.capacity.push_back(capacity);
@@ -109,6 +110,7 @@ void FlowNetwork::build_problem() {
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
     Flow& f = flows_[comp_flows_[i]];
     f.local = static_cast<std::uint32_t>(i);
+    solve_work_ += f.route.size();
     for (const std::uint32_t l : f.route) problem_.route_links.push_back(links_[l].local);
     problem_.end_flow();
   }

@@ -128,7 +128,6 @@ void FlowNetwork::recompute(std::int64_t now_ps, std::uint64_t& seq, TraceSink* 
   seed_component();
   do {
     build_problem();
-    solve_work_ += problem_.route_links.size() + problem_.capacity.size();
     solver_.solve(problem_, rates_);
   } while (couple_filled_residuals());
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) apply_rate(comp_flows_[i], rates_[i], now_ps, seq, sink);

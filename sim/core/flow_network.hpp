@@ -60,8 +60,9 @@ class FlowNetwork {
   /// completions of flows whose rate changed, numbering new keys from ++seq.
   void recompute(std::int64_t now_ps, std::uint64_t& seq, TraceSink* sink);
   std::uint64_t rate_updates() const { return rate_updates_; }
-  /// Work the re-solves have done so far: route hops plus links of every max-min problem solved
-  /// (a caller with a cost budget reads it; the engine does not).
+  /// Work the re-solves have done so far: per max-min problem built, its links with every flow on
+  /// them (inside or outside the problem) and its flows' route hops (a caller with a cost budget
+  /// reads it; the engine does not).
   std::uint64_t solve_work() const { return solve_work_; }
 
   bool has_completion() const { return !completions_.empty(); }

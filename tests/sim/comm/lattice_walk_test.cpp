@@ -100,12 +100,17 @@ TEST_CASE("a walk over its budget gives up") {
 }
 
 TEST_CASE("the walk on the flow network gives up over its budget, or early once its projection is over") {
+  // Work: the first solve sees link 0 with its 2 flows (1 + 2) and their 2 hops: 5. The first flow
+  // ends (+100), the second is solved alone (1 + 1 + 1: 108), ends (+100: 208), and the empty
+  // link is looked at once more: 209.
   const auto g = graph({{over({0})}}, {{.routes = 0, .bytes = 100}, {.routes = 0, .bytes = 300}}, {});
-  CHECK(walk_on_flow_network(g, 1, {.total = 100}).has_value());  // two solves of at most 2 hops + 1 link
-  CHECK_FALSE(walk_on_flow_network(g, 1, {.total = 2}).has_value());
-  // After the first solve (3) no flow is done: any allowance under that projects past the total.
-  CHECK_FALSE(walk_on_flow_network(g, 1, {.total = 100, .allowance = 2}).has_value());
-  CHECK(walk_on_flow_network(g, 1, {.total = 100, .allowance = 3}).has_value());
+  CHECK(walk_on_flow_network(g, 1, {.total = 209}).has_value());
+  CHECK_FALSE(walk_on_flow_network(g, 1, {.total = 208}).has_value());
+  // Projected from the allowance on: with 1 of 2 flows done at 105, 210 is over 150 though 105 is not.
+  CHECK_FALSE(walk_on_flow_network(g, 1, {.total = 150, .allowance = 10}).has_value());
+  CHECK(walk_on_flow_network(g, 1, {.total = 300, .allowance = 10}).has_value());
+  // Nothing done yet at the first solve: any spending past the allowance projects past any total.
+  CHECK_FALSE(walk_on_flow_network(g, 1, {.total = 1000, .allowance = 4}).has_value());
 }
 
 TEST_CASE("a chain of many jobs walks alike on both walkers, to the picosecond") {
