@@ -64,10 +64,18 @@ CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const
                     .coarse = req.coarse, .gpus = req.gpus};
   const PlannedCollective* kept = net.planned(key);
   if (!kept) {
-    PlannedCollective fresh;
-    fresh.chosen = req.algorithm == Algorithm::automatic ? choose_algorithm(net.router(), req) : req.algorithm;
-    fresh.plan = make_algorithm(fresh.chosen)->plan(plan_input(net.cluster(), req));
-    fresh.folded_latency_ps = folded_ring_latencies(net.router(), req.gpus, fresh.plan);
+    PlannedCollective fresh{.chosen = req.algorithm};
+    bool have_plan = false;
+    if (req.algorithm == Algorithm::automatic) {
+      AlgorithmChoice choice = choose_with_estimate(net.router(), req);
+      // The tuner planned every candidate in coarse mode: a coarse request takes its plan as it is.
+      if (req.coarse) fresh = std::move(choice.coarse_plan), have_plan = true;
+      fresh.chosen = choice.algorithm;
+    }
+    if (!have_plan) {
+      fresh.plan = make_algorithm(fresh.chosen)->plan(plan_input(net.cluster(), req));
+      fresh.folded_latency_ps = folded_ring_latencies(net.router(), req.gpus, fresh.plan);
+    }
     kept = &net.remember(std::move(key), std::move(fresh));
   }
   const StepPlan& plan = kept->plan;

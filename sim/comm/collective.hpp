@@ -70,10 +70,14 @@ core::Duration estimate(const hw::Router& router, const CollectiveRequest& reque
 /// and group. Ties go to the earlier of ring, tree, nvls, hierarchical, direct.
 Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& request);
 
-/// choose_algorithm() with the winner's estimate(), for callers that need both (one walk each).
+/// choose_algorithm() with the winner's estimate(), for callers that need both (one walk each),
+/// and the winner's coarse-mode plan with its folded rings' latencies (the tuner plans every
+/// candidate in coarse mode, estimate.cpp): what add_collective() would compute again for a
+/// coarse request, its costliest part being the ring lattices.
 struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::ring;
   core::Duration time{};
+  PlannedCollective coarse_plan{};
 };
 AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& request);
 

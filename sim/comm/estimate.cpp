@@ -43,11 +43,12 @@ void lay_out(const hw::Router& router, const CollectiveRequest& req, const StepP
 
 double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes) * t.wire_factor; }
 
-core::Duration walk(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan) {
+// `folded`: the plan's folded_ring_latencies().
+core::Duration walk(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan,
+                    const std::vector<std::optional<std::int64_t>>& folded) {
   const hw::Cluster& cluster = router.cluster();
   Paper p;
   lay_out(router, req, plan, p);
-  const auto folded = folded_ring_latencies(router, req.gpus, plan);
   // (level, link) -> bytes that level puts on the link; total bytes per link. Flat when the
   // table is small enough (tens of MB), else hashed.
   const auto links = static_cast<std::int64_t>(cluster.links.size());
@@ -119,7 +120,10 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
     // at either fidelity: it is step mode's own time where the paper walk of every step is not,
     // and the same estimate at both fidelities makes both pick the same algorithm.
     r.coarse = true;
-    if (const auto t = estimate(router, r); t < best.time) best = {a, t};
+    PlannedCollective planned{.chosen = a, .plan = make_algorithm(a)->plan(plan_input(router.cluster(), r))};
+    planned.folded_latency_ps = folded_ring_latencies(router, r.gpus, planned.plan);
+    if (const auto t = walk(router, r, planned.plan, planned.folded_latency_ps); t < best.time)
+      best = {a, t, std::move(planned)};
   }
   return best;
 }
@@ -131,7 +135,7 @@ Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& re
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& req) {
   if (req.algorithm == Algorithm::automatic) return choose_with_estimate(router, req).time;
   const StepPlan plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req));
-  return walk(router, req, plan);
+  return walk(router, req, plan, folded_ring_latencies(router, req.gpus, plan));
 }
 
 }  // namespace stepsim::comm

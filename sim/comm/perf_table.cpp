@@ -64,6 +64,10 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
   }
   core::Engine sim;
   Network net(sim, router.cluster(), router);
+  // A coarse emission of the tuner's pick is the plan the tuner timed (its ring lattices included).
+  if (tuned && req.coarse)
+    net.remember({.op = op, .algorithm = chosen, .bytes = bytes, .root = req.root, .coarse = true, .gpus = gpus},
+                 std::move(tuned->coarse_plan));
   std::vector<core::StreamId> streams;
   for (std::size_t i = 0; i < gpus.size(); ++i)
     streams.push_back(sim.add_stream(sim.add_device(), core::StreamKind::communication));
