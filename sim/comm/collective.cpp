@@ -58,25 +58,30 @@ bool use_coarse_mode(Fidelity fidelity, std::size_t ranks) {
   return fidelity == Fidelity::automatic ? use_coarse_mode(ranks) : fidelity == Fidelity::coarse;
 }
 
+PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& req) {
+  PlannedCollective out{.chosen = req.algorithm, .plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req))};
+  FoldedTiming folded = fold_rings(router, req.gpus, out.plan);
+  out.folded_latency_ps = std::move(folded.latency_ps);
+  out.lattice_end_ps = folded.lattice_end_ps;
+  return out;
+}
+
 CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const std::vector<core::StreamId>& streams) {
   check_request(net.cluster(), req, streams.size());
   CollectiveKey key{.op = req.op, .algorithm = req.algorithm, .bytes = req.bytes, .root = req.root,
                     .coarse = req.coarse, .gpus = req.gpus};
   const PlannedCollective* kept = net.planned(key);
   if (!kept) {
-    PlannedCollective fresh{.chosen = req.algorithm};
-    bool have_plan = false;
+    CollectiveRequest fixed = req;
+    std::optional<PlannedCollective> fresh;
     if (req.algorithm == Algorithm::automatic) {
       AlgorithmChoice choice = choose_with_estimate(net.router(), req);
+      fixed.algorithm = choice.algorithm;
       // The tuner planned every candidate in coarse mode: a coarse request takes its plan as it is.
-      if (req.coarse) fresh = std::move(choice.coarse_plan), have_plan = true;
-      fresh.chosen = choice.algorithm;
+      if (req.coarse) fresh = std::move(choice.coarse_plan);
     }
-    if (!have_plan) {
-      fresh.plan = make_algorithm(fresh.chosen)->plan(plan_input(net.cluster(), req));
-      fresh.folded_latency_ps = folded_ring_latencies(net.router(), req.gpus, fresh.plan);
-    }
-    kept = &net.remember(std::move(key), std::move(fresh));
+    if (!fresh) fresh = plan_collective(net.router(), fixed);
+    kept = &net.remember(std::move(key), std::move(*fresh));
   }
   const StepPlan& plan = kept->plan;
   const auto& folded = kept->folded_latency_ps;

@@ -60,6 +60,10 @@ struct CollectiveTasks {
 CollectiveTasks add_collective(Network& network, const CollectiveRequest& request,
                                const std::vector<core::StreamId>& member_streams);
 
+/// The plan of `request` under its algorithm (not automatic), its folded rings timed by their
+/// lattice (folded_ring.hpp) when request.coarse.
+PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& request);
+
 /// Time of the collective on an idle machine, on paper: each transfer takes its latency plus the
 /// time every link on its route needs for all the transfers of its dependency level (equal
 /// shares, as max-min gives equal flows), along the longest dependency chain. Matches the engine

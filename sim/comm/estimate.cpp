@@ -120,8 +120,7 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
     // at either fidelity: it is step mode's own time where the paper walk of every step is not,
     // and the same estimate at both fidelities makes both pick the same algorithm.
     r.coarse = true;
-    PlannedCollective planned{.chosen = a, .plan = make_algorithm(a)->plan(plan_input(router.cluster(), r))};
-    planned.folded_latency_ps = folded_ring_latencies(router, r.gpus, planned.plan);
+    PlannedCollective planned = plan_collective(router, r);
     if (const auto t = walk(router, r, planned.plan, planned.folded_latency_ps); t < best.time)
       best = {a, t, std::move(planned)};
   }

@@ -288,10 +288,15 @@ std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vecto
 
 std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router& router, const std::vector<int>& gpus,
                                                                const StepPlan& plan, std::int64_t event_jobs) {
-  std::vector<std::optional<std::int64_t>> out(plan.transfers.size());
+  return fold_rings(router, gpus, plan, event_jobs).latency_ps;
+}
+
+FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan, std::int64_t event_jobs) {
+  FoldedTiming timing{.latency_ps = std::vector<std::optional<std::int64_t>>(plan.transfers.size())};
+  auto& out = timing.latency_ps;
   // Step-mode plans (every collective outside coarse mode) have no folded ring: nothing to do.
   if (std::none_of(plan.transfers.begin(), plan.transfers.end(), [](const auto& t) { return !t.ring.empty(); }))
-    return out;
+    return timing;
   const hw::Cluster& cluster = router.cluster();
   const auto level = levels_of(plan);
   std::map<int, std::vector<std::size_t>> rings_at;  // level -> its folded rings, which run at once
@@ -314,7 +319,10 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
   std::int64_t largest = 0;
   for (const auto& [lvl, jobs] : jobs_at) largest = std::max(largest, jobs);
   std::optional<std::vector<double>> whole_end;  // per folded ring: when its last step is in
-  if (only_rings && largest <= event_jobs) whole_end = plan_lattice_ends(cluster, plan, hops);
+  if (only_rings && largest <= event_jobs) {
+    whole_end = plan_lattice_ends(cluster, plan, hops);
+    timing.lattice_end_ps = std::llround(*std::max_element(whole_end->begin(), whole_end->end()));
+  }
   std::vector<double> engine_end(plan.transfers.size(), 0.0);  // idle, from the collective's start
   for (const auto& [lvl, members] : rings_at) {
     std::vector<double> link_step_bytes(cluster.links.size(), 0.0);
@@ -355,7 +363,7 @@ std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router&
       if (plan.transfers[i].is_join)
         for (int a : plan.transfers[i].after) engine_end[i] = std::max(engine_end[i], engine_end[static_cast<std::size_t>(a)]);
   }
-  return out;
+  return timing;
 }
 
 }  // namespace stepsim::comm

@@ -52,8 +52,23 @@ std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vecto
 /// several seconds per collective shape.
 inline constexpr std::int64_t kEventLatticeJobs = std::int64_t{1} << 18;
 
-/// Per transfer of `plan`: the start latency of a folded ring (T − S·busy above, T the slowest
-/// end among the folded rings at its dependency level), nullopt for the others.
+struct FoldedTiming {
+  /// Per transfer of the plan: the start latency of a folded ring (T − S·busy above, T the slowest
+  /// end among the folded rings at its dependency level), nullopt for the others.
+  std::vector<std::optional<std::int64_t>> latency_ps{};
+  /// When the last folded ring's last step is in, from the plan's start on an idle machine, where
+  /// the whole plan's lattice was walked at once (a plan of only folded rings and joins, every
+  /// level within event_jobs): step mode's own time. The engine's folded flows end there too,
+  /// except where phases overlap member by member in step mode (hierarchical on h100-pcie-nvlink:
+  /// each phase's one flow per ring waits for the whole phase before, +9.5 % at 8 GiB).
+  std::optional<std::int64_t> lattice_end_ps{};
+};
+
+/// The folded rings of `plan` timed by their step lattice.
+FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
+                        std::int64_t event_jobs = kEventLatticeJobs);
+
+/// fold_rings(...).latency_ps.
 std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router& router, const std::vector<int>& gpus,
                                                                const StepPlan& plan,
                                                                std::int64_t event_jobs = kEventLatticeJobs);

@@ -27,6 +27,9 @@ struct PlannedCollective {
   Algorithm chosen = Algorithm::ring;
   StepPlan plan{};
   std::vector<std::optional<std::int64_t>> folded_latency_ps{};
+  /// Where the whole plan's ring lattice was walked at once: when it ends, idle, from the plan's
+  /// start (folded_ring.hpp, FoldedTiming).
+  std::optional<std::int64_t> lattice_end_ps{};
 };
 
 struct CollectiveKey {

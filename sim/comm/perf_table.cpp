@@ -34,9 +34,8 @@ std::string format_time(double us) {
 // hierarchical). A tree, a broadcast chain or direct sends over hundreds of ranks stay thousands
 // of slices × ranks flows, which the engine re-solves at every event, so at coarse fidelity those
 // are walked by plan_walk.hpp, step mode's time without the engine; where that walk would exceed
-// its budgets (a 64 MiB tree over 64 single-GPU servers; 256 MiB over 128 DGX A100s or 16 PCIe
-// servers of 8), timed on paper with estimate(), as the tuner times them (64 single-GPU servers:
-// −10 %; 128 DGX A100s: −1 %).
+// its budgets (a 64 MiB tree over 64 single-GPU servers, 16 MiB over 1024), timed on paper with
+// estimate(), as the tuner times them (64 single-GPU servers at 64 MiB: −10 %).
 bool has_folded_form(Op op, Algorithm algorithm) {
   return (algorithm == Algorithm::ring && op != Op::broadcast) || algorithm == Algorithm::hierarchical;
 }
@@ -58,16 +57,22 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
   const int ranks = static_cast<int>(gpus.size());
   auto on_paper = [&] { return tuned ? tuned->time : estimate(router, fixed); };
   if (!engine) return make_row(op, ranks, bytes, on_paper(), chosen);
-  if (req.coarse && !has_folded_form(op, chosen)) {
-    const auto walked = walk_step_plan(router, gpus, make_algorithm(chosen)->plan(plan_input(router.cluster(), fixed)));
-    return make_row(op, ranks, bytes, walked ? *walked : on_paper(), chosen);
-  }
   core::Engine sim;
   Network net(sim, router.cluster(), router);
-  // A coarse emission of the tuner's pick is the plan the tuner timed (its ring lattices included).
-  if (tuned && req.coarse)
-    net.remember({.op = op, .algorithm = chosen, .bytes = bytes, .root = req.root, .coarse = true, .gpus = gpus},
-                 std::move(tuned->coarse_plan));
+  if (req.coarse) {
+    // The plan the tuner timed where it ran (it plans in coarse mode, as here), else a fresh one.
+    PlannedCollective planned = tuned ? std::move(tuned->coarse_plan) : plan_collective(router, fixed);
+    if (!has_folded_form(op, chosen)) {
+      const auto walked = walk_step_plan(router, gpus, planned.plan);
+      return make_row(op, ranks, bytes, walked ? *walked : on_paper(), chosen);
+    }
+    // Alone on the machine, a plan whose whole lattice was walked takes the lattice's time, step
+    // mode's own; the engine's folded flows end there too, but for phases that overlap member by
+    // member (folded_ring.hpp, FoldedTiming).
+    if (planned.lattice_end_ps)
+      return make_row(op, ranks, bytes, core::picoseconds(router.cluster().comm.launch_latency_ps + *planned.lattice_end_ps), chosen);
+    net.remember({.op = op, .algorithm = chosen, .bytes = bytes, .root = req.root, .coarse = true, .gpus = gpus}, std::move(planned));
+  }
   std::vector<core::StreamId> streams;
   for (std::size_t i = 0; i < gpus.size(); ++i)
     streams.push_back(sim.add_stream(sim.add_device(), core::StreamKind::communication));
