@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <deque>
-#include <numeric>
 #include <queue>
 
+#include "sim/comm/walk_jobs.hpp"
 #include "sim/core/flow_network.hpp"
 
 namespace stepsim::comm {
@@ -35,22 +34,8 @@ std::optional<std::vector<double>> walk_on_flow_network(const WalkGraph& graph, 
       for (const auto& c : route.links) route_links.back().push_back(core::LinkId{static_cast<std::uint32_t>(c.link)});
     }
   }
-  // Max-min rates do not change when every job's flow count is multiplied alike, so slices
-  // common to all jobs are walked as one flow (as walk_max_min does).
-  int common_slices = 0;
-  for (const auto& job : jobs)
-    if (job.routes >= 0) common_slices = std::gcd(common_slices, job.slices);
-  common_slices = std::max(common_slices, 1);
-
-  std::int64_t flows_total = 0;
-  for (const auto& job : jobs)
-    if (job.routes >= 0)
-      for (const auto& route : graph.routes[static_cast<std::size_t>(job.routes)])
-        if (!route.links.empty()) flows_total += job.slices / common_slices;
-  std::vector<int> waiting(jobs.size(), 0), flows_left(jobs.size(), 0);
-  for (const auto n : graph.next) ++waiting[static_cast<std::size_t>(n)];
-  std::vector<double> finish(jobs.size(), 0.0);
-  std::vector<std::int64_t> released(jobs.size(), 0);
+  WalkJobs walk_jobs(graph);
+  const std::int64_t flows_total = walk_jobs.total_flows();
   // Starts and ends are taken by (time, sequence number) from one counter, as the engine takes its
   // events, so that the flows of one instant enter the network in a fixed order (the re-solve's
   // float sums, and so near-ties, depend on it). The engine's joins draw numbers too, so the two
@@ -63,39 +48,8 @@ std::optional<std::vector<double>> walk_on_flow_network(const WalkGraph& graph, 
     bool operator>(const Start& o) const { return key > o.key; }
   };
   std::priority_queue<Start, std::vector<Start>, std::greater<>> starts;
-  std::deque<std::int64_t> to_release;  // first in, first out, as the engine releases successors
-  auto finish_job = [&](std::int64_t job, std::int64_t at) {
-    const auto uj = static_cast<std::size_t>(job);
-    finish[uj] = static_cast<double>(at);
-    for (auto k = graph.next_begin[uj]; k < graph.next_begin[uj + 1]; ++k) {
-      const auto n = static_cast<std::size_t>(graph.next[static_cast<std::size_t>(k)]);
-      released[n] = std::max(released[n], at);
-      if (--waiting[n] == 0) to_release.push_back(static_cast<std::int64_t>(n));
-    }
-  };
-  // A released job schedules its flows' starts; one that moves nothing (a join) finishes at once,
-  // which may release more.
-  auto release_waiting = [&] {
-    while (!to_release.empty()) {
-      const std::int64_t j = to_release.front();
-      to_release.pop_front();
-      const auto uj = static_cast<std::size_t>(j);
-      if (jobs[uj].routes >= 0) {
-        const auto& kind = graph.routes[static_cast<std::size_t>(jobs[uj].routes)];
-        const auto flows = kind.size() * static_cast<std::size_t>(jobs[uj].slices / common_slices);
-        for (std::size_t f = 0; f < flows; ++f) {
-          const auto& route = kind[f % kind.size()];
-          if (route.links.empty()) continue;
-          ++flows_left[uj];
-          starts.push({{released[uj] + std::llround(route.latency_ps), ++seq}, j, static_cast<std::uint32_t>(f % kind.size())});
-        }
-      }
-      if (flows_left[uj] == 0) finish_job(j, released[uj]);
-    }
-  };
-  for (std::size_t j = 0; j < jobs.size(); ++j)
-    if (waiting[j] == 0) to_release.push_back(static_cast<std::int64_t>(j));
-  release_waiting();
+  auto start_flow = [&](std::int64_t job, std::uint32_t route, double at) { starts.push({{std::llround(at), ++seq}, job, route}); };
+  walk_jobs.release(start_flow);
 
   // The engine's loop (sim/core/simulation.cpp, Simulation::step): every start and end of one
   // instant, then one re-solve before time moves on.
@@ -125,19 +79,19 @@ std::optional<std::vector<double>> walk_on_flow_network(const WalkGraph& graph, 
       const auto job = static_cast<std::int64_t>(net.task_of(flow).value);
       net.finish_flow(flow, now);
       ++flows_done;
-      if (--flows_left[static_cast<std::size_t>(job)] == 0) finish_job(job, now);
+      walk_jobs.flow_done(job, static_cast<double>(now));
     } else {
       const Start s = starts.top();
       starts.pop();
       const auto& job = jobs[static_cast<std::size_t>(s.job)];
       const auto& kind = graph.routes[static_cast<std::size_t>(job.routes)];
-      const double flows = static_cast<double>(kind.size()) * (job.slices / common_slices);
+      const double flows = static_cast<double>(kind.size()) * walk_jobs.flows_per_route(job);
       net.start_flow(route_links[first_route[static_cast<std::size_t>(job.routes)] + s.route], job.bytes / flows,
                      core::TaskId{static_cast<std::uint32_t>(s.job)}, now);
     }
-    release_waiting();
+    walk_jobs.release(start_flow);
   }
-  return finish;
+  return std::move(walk_jobs.finish_times());
 }
 
 }  // namespace stepsim::comm

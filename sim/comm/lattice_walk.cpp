@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <queue>
 
+#include "sim/comm/walk_jobs.hpp"
 #include "sim/core/rounding.hpp"
 
 namespace stepsim::comm {
@@ -64,18 +64,9 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     bool operator>(const Event& o) const { return t > o.t; }
   };
   const auto& jobs = graph.jobs;
-  // Max-min rates do not change when every job's flow count is multiplied alike, so slices
-  // common to all jobs (a ring alone: 4 each above 2 MiB per step) are walked as one flow.
-  int common_slices = 0;
-  for (const auto& job : jobs)
-    if (job.routes >= 0) common_slices = std::gcd(common_slices, job.slices);
-  common_slices = std::max(common_slices, 1);
-  auto slices_of = [&](const WalkJob& job) { return job.slices / common_slices; };
+  WalkJobs walk_jobs(graph);
   std::vector<Flow> flows;
   std::vector<std::int64_t> free_flows;
-  std::vector<int> waiting(jobs.size(), 0), flows_left(jobs.size(), 0);
-  for (const auto n : graph.next) ++waiting[static_cast<std::size_t>(n)];
-  std::vector<double> finish(jobs.size(), 0.0), released(jobs.size(), 0.0);
   // Link -> its moving flows, each with which link of its route this is; slot[f·longest + k]:
   // where flow f's k-th link holds it, so that a flow leaves every link in O(1).
   struct OnLink {
@@ -90,42 +81,15 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
   std::vector<std::uint32_t> link_seen(link_count, 0);
   std::vector<double> capacity(link_count), weight(link_count);
   std::uint32_t stamp = 0;
-  std::int64_t spent = 0, finished = 0;
+  std::int64_t spent = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   auto route_of = [&](std::int64_t f) -> const WalkRoute& {
     const Flow& flow = flows[static_cast<std::size_t>(f)];
     const auto& kind = graph.routes[static_cast<std::size_t>(jobs[static_cast<std::size_t>(flow.job)].routes)];
     return kind[flow.route % kind.size()];
   };
-  // A released job schedules its flows' starts; one that moves nothing (a join) finishes at once.
-  // A finished job releases the successors it was the last to wait for (iteratively: joins chain).
-  std::vector<std::int64_t> to_release;
-  auto finish_job = [&](std::int64_t job, double at) {
-    const auto uj = static_cast<std::size_t>(job);
-    finish[uj] = at;
-    ++finished;
-    for (auto k = graph.next_begin[uj]; k < graph.next_begin[uj + 1]; ++k) {
-      const auto n = static_cast<std::size_t>(graph.next[static_cast<std::size_t>(k)]);
-      released[n] = std::max(released[n], at);
-      if (--waiting[n] == 0) to_release.push_back(static_cast<std::int64_t>(n));
-    }
-  };
-  auto release_waiting = [&] {
-    while (!to_release.empty()) {
-      const std::int64_t j = to_release.back();
-      to_release.pop_back();
-      const auto uj = static_cast<std::size_t>(j);
-      if (jobs[uj].routes >= 0) {
-        const auto& kind = graph.routes[static_cast<std::size_t>(jobs[uj].routes)];
-        for (std::size_t r = 0; r < kind.size() * static_cast<std::size_t>(slices_of(jobs[uj])); ++r)
-          if (!kind[r % kind.size()].links.empty()) {
-            ++flows_left[uj];
-            events.push({released[uj] + kind[r % kind.size()].latency_ps, false, j, static_cast<std::uint32_t>(r)});
-          }
-      }
-      if (flows_left[uj] == 0) finish_job(j, released[uj]);
-    }
-  };
+  // A released job's flows start after their route's latency.
+  auto start_flow = [&](std::int64_t job, std::uint32_t route, double at) { events.push({at, false, job, route}); };
   std::vector<std::int64_t> group;
   std::vector<int> group_links, open_links, filled;
   auto see_link = [&](int l) {
@@ -164,7 +128,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       }
       ++flow.version;
       free_flows.push_back(f);
-      if (--flows_left[static_cast<std::size_t>(flow.job)] == 0) finish_job(flow.job, now);
+      walk_jobs.flow_done(flow.job, now);
       return true;
     });
     // Progressive filling: every flow's rate (bytes per ps) rises alike until a link is full;
@@ -210,13 +174,11 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       ++spent;
     }
   };
-  for (std::size_t j = 0; j < jobs.size(); ++j)
-    if (waiting[j] == 0) to_release.push_back(static_cast<std::int64_t>(j));
-  release_waiting();
+  walk_jobs.release(start_flow);
   // Events of one instant (a symmetric collective's flows start and end together) share a refill.
   std::vector<int> seeds;
   while (!events.empty()) {
-    if (spent > budget.total || (spent > budget.allowance && spent - budget.allowance > budget.per_job * finished))
+    if (spent > budget.total || (spent > budget.allowance && spent - budget.allowance > budget.per_job * walk_jobs.jobs_done()))
       return std::nullopt;
     const double now = events.top().t;
     seeds.clear();
@@ -237,7 +199,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
         f = free_flows.back();
         free_flows.pop_back();
         const auto& job = jobs[static_cast<std::size_t>(e.id)];
-        const auto flows_of_job = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * slices_of(job);
+        const auto flows_of_job = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * walk_jobs.flows_per_route(job);
         auto& flow = flows[static_cast<std::size_t>(f)];
         flow.job = e.id, flow.route = e.route;
         flow.left = job.bytes / flows_of_job, flow.t = now, flow.rate = 0, flow.scheduled_rate = -1, flow.fixed = false;
@@ -251,9 +213,9 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       for (const auto& c : route_of(f).links) seeds.push_back(c.link);
     }
     if (!seeds.empty()) refill(seeds, now);
-    release_waiting();
+    walk_jobs.release(start_flow);
   }
-  return finish;
+  return std::move(walk_jobs.finish_times());
 }
 
 }  // namespace stepsim::comm
