@@ -129,7 +129,7 @@ int run_collective(const Args& args) {
       ("algo", po::value<std::string>()->default_value("auto"), "auto, ring, tree, nvls, hierarchical, direct")
       ("fidelity", po::value<std::string>()->default_value("auto"),
        "auto (coarse above 8 ranks), full (every step in the engine) or coarse (the steps walked "
-       "outside the engine, each ring then one flow; a tree too large to walk in ~1 s timed on paper)")
+       "outside the engine, each ring then one flow; a tree too large to walk in ~10 s timed on paper)")
       ("json", "print JSON instead of the nccl-tests table")
       ("calibrate", po::value<std::string>(), "fit the hardware's comm: parameters to this nccl-tests log")
       ("output,o", po::value<std::string>(), "with --calibrate: write the fitted hardware YAML here");

@@ -11,7 +11,8 @@
 namespace stepsim::comm {
 namespace {
 // What a flow's start, end and heap entries cost, in the network's solve-work units (~10 ns each
-// here): 1024 single-GPU servers' 1 MiB tree, 1.0M flows and 14M units of solving, took 1.4 s.
+// here): 1024 single-GPU servers' 1 MiB tree, 1.0M flows and 14M units of solving (~0.14 s),
+// took 1.4 s: ~1.3 us, ~130 units, per flow, rounded down.
 constexpr std::int64_t kWorkPerFlow = 100;
 }  // namespace
 

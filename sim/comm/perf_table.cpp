@@ -57,22 +57,24 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
   const int ranks = static_cast<int>(gpus.size());
   auto on_paper = [&] { return tuned ? tuned->time : estimate(router, fixed); };
   if (!engine) return make_row(op, ranks, bytes, on_paper(), chosen);
-  core::Engine sim;
-  Network net(sim, router.cluster(), router);
+  std::optional<PlannedCollective> planned;
   if (req.coarse) {
     // The plan the tuner timed where it ran (it plans in coarse mode, as here), else a fresh one.
-    PlannedCollective planned = tuned ? std::move(tuned->coarse_plan) : plan_collective(router, fixed);
+    planned = tuned ? std::move(tuned->coarse_plan) : plan_collective(router, fixed);
     if (!has_folded_form(op, chosen)) {
-      const auto walked = walk_step_plan(router, gpus, planned.plan);
+      const auto walked = walk_step_plan(router, gpus, planned->plan);
       return make_row(op, ranks, bytes, walked ? *walked : on_paper(), chosen);
     }
     // Alone on the machine, a plan whose whole lattice was walked takes the lattice's time, step
     // mode's own; the engine's folded flows end there too, but for phases that overlap member by
     // member (folded_ring.hpp, FoldedTiming).
-    if (planned.lattice_end_ps)
-      return make_row(op, ranks, bytes, core::picoseconds(router.cluster().comm.launch_latency_ps + *planned.lattice_end_ps), chosen);
-    net.remember({.op = op, .algorithm = chosen, .bytes = bytes, .root = req.root, .coarse = true, .gpus = gpus}, std::move(planned));
+    if (planned->lattice_end_ps)
+      return make_row(op, ranks, bytes, core::picoseconds(router.cluster().comm.launch_latency_ps + *planned->lattice_end_ps), chosen);
   }
+  core::Engine sim;
+  Network net(sim, router.cluster(), router);
+  if (planned)
+    net.remember({.op = op, .algorithm = chosen, .bytes = bytes, .root = req.root, .coarse = true, .gpus = gpus}, std::move(*planned));
   std::vector<core::StreamId> streams;
   for (std::size_t i = 0; i < gpus.size(); ++i)
     streams.push_back(sim.add_stream(sim.add_device(), core::StreamKind::communication));

@@ -36,9 +36,10 @@ struct PerfTable {
 
 /// Simulates one collective of `bytes` over `gpus` in a fresh Engine (engine = true) or on paper
 /// with estimate() (engine = false), at `fidelity` (automatic: coarse above kCoarseAboveRanks).
-/// Coarse folds rings and hierarchical phases; other algorithms are then walked outside the
-/// engine (plan_walk.hpp), or where that walk would take more than ~1 s, run in the engine if
-/// they are small enough to take a second or two there, else timed on paper.
+/// Coarse times a ring or hierarchical plan by the lattice of the whole plan where it was walked
+/// at once (folded_ring.hpp), else runs its folded rings in the engine; other algorithms are
+/// walked outside the engine (plan_walk.hpp), or timed on paper where that walk would exceed its
+/// budgets (~2 s, then ~10 s on the flow network).
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
                       Algorithm algorithm, bool engine = true, Fidelity fidelity = Fidelity::automatic);
 /// simulate_size() for each size in turn; `on_row(rows done)` after each (a progress line).
