@@ -58,6 +58,7 @@ std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& 
       row.file = c.file;
       row.source = c.spec.source;
       row.metric = c.spec.metric;
+      row.group = c.spec.group;
       row.measured = c.spec.measured;
       row.predicted = report::predicted_metric(c.spec.metric, c.scenario, result);
       row.error = (row.predicted - row.measured) / row.measured;

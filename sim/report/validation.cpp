@@ -16,13 +16,14 @@ const std::vector<std::string>& validation_metrics() {
 
 ValidationSpec read_validation(const config::Field& root) {
   const config::Field f = root.required("validation");
-  f.check_keys({"source", "metric", "definition", "measured", "tolerance"});
+  f.check_keys({"source", "metric", "definition", "measured", "tolerance", "group"});
   ValidationSpec spec;
   spec.source = f.required("source").as_string();
   spec.metric = f.required("metric").as_choice(validation_metrics());
   spec.definition = f.required("definition").as_string();
   spec.measured = f.required("measured").as_positive_double();
   if (auto t = f.optional("tolerance")) spec.tolerance = t->as_positive_double();
+  if (auto g = f.optional("group")) spec.group = g->as_string();
   return spec;
 }
 

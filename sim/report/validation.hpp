@@ -21,11 +21,14 @@ struct ValidationSpec {
   std::string definition;  ///< the source's definition, in words
   double measured = 0;
   double tolerance = 0.15; ///< |error| above this fails the row
+  /// Rows of one source with the same group are plans of the same work (model, batch, GPUs):
+  /// validation_ranking.hpp ranks them. Empty = the row stands alone.
+  std::string group;
 };
 
 /// Metrics a validation file may name.
 const std::vector<std::string>& validation_metrics();
-/// Reads `validation:` (source, metric, definition, measured, tolerance) from a scenario's root.
+/// Reads `validation:` (source, metric, definition, measured, tolerance, group) from a scenario's root.
 ValidationSpec read_validation(const config::Field& root);
 
 /// The metric as the source computes it, from one simulated step.
@@ -33,7 +36,7 @@ double predicted_metric(const std::string& metric, const plan::Scenario& scenari
                         const plan::StepResult& result);
 
 struct ValidationRow {
-  std::string name, file, source, metric;
+  std::string name, file, source, metric, group;
   double measured = 0, predicted = 0;
   double error = 0;        ///< (predicted − measured) / measured, signed
   double tolerance = 0;

@@ -6,6 +6,7 @@
 #include "sim/report/json_writer.hpp"
 #include "sim/report/text_table.hpp"
 #include "sim/report/validation.hpp"
+#include "sim/report/validation_ranking.hpp"
 
 namespace stepsim::report {
 namespace {
@@ -39,6 +40,31 @@ void write_summary(JsonWriter& w, const SourceSummary& s) {
   w.end_object();
 }
 
+void write_ranking(JsonWriter& w, const RankingSummary& s) {
+  w.begin_object();
+  w.key("source").value(s.source).key("groups").value(s.groups).key("picked_best").value(s.picked_best);
+  w.key("mean_spearman").value(s.mean_spearman);
+  w.key("median_regret").value(s.median_regret).key("max_regret").value(s.max_regret);
+  w.end_object();
+}
+
+// Per source with groups: how well the plans of one piece of work are ordered.
+std::string format_rankings(const std::vector<ValidationRow>& rows) {
+  const auto groups = rank_groups(rows);
+  if (groups.empty()) return "";
+  TextTable table({"plan ranking", "groups", "mean Spearman", "median regret", "max regret", "best picked"},
+                  {Align::left, Align::right, Align::right, Align::right, Align::right, Align::right});
+  for (const auto& s : summarize_rankings(groups)) {
+    char rho[16];
+    std::snprintf(rho, sizeof rho, "%.3f", s.mean_spearman);
+    table.add_row({s.source, std::to_string(s.groups), rho, percent(s.median_regret, false),
+                   percent(s.max_regret, false),
+                   std::to_string(s.picked_best) + " of " + std::to_string(s.groups)});
+  }
+  return "\n" + table.render() +
+         "(regret: how much slower the predicted-best plan of a group measured than the measured best)\n";
+}
+
 }  // namespace
 
 std::string format_validation(const std::vector<ValidationRow>& rows) {
@@ -55,7 +81,7 @@ std::string format_validation(const std::vector<ValidationRow>& rows) {
   };
   for (const auto& s : summarize_by_source(rows)) add(s);
   add(summarize("", rows));
-  return table.render() + "\n" + summary.render();
+  return table.render() + "\n" + summary.render() + format_rankings(rows);
 }
 
 void write_validation_json(const std::vector<ValidationRow>& rows, std::ostream& out) {
@@ -66,6 +92,7 @@ void write_validation_json(const std::vector<ValidationRow>& rows, std::ostream&
     w.key("name").value(r.name).key("source").value(r.source).key("metric").value(r.metric);
     w.key("measured").value(r.measured).key("predicted").value(r.predicted).key("error").value(r.error);
     w.key("tolerance").value(r.tolerance).key("within").value(r.within());
+    if (!r.group.empty()) w.key("group").value(r.group);
     w.end_object();
   }
   w.end_array();
@@ -77,6 +104,19 @@ void write_validation_json(const std::vector<ValidationRow>& rows, std::ostream&
   w.end_object();
   w.key("sources").begin_array();
   for (const auto& s : summarize_by_source(rows)) write_summary(w, s);
+  w.end_array();
+  const auto groups = rank_groups(rows);
+  w.key("rankings").begin_array();
+  for (const auto& s : summarize_rankings(groups)) write_ranking(w, s);
+  w.end_array();
+  w.key("groups").begin_array();
+  for (const auto& g : groups) {
+    w.line_break().begin_object();
+    w.key("source").value(g.source).key("group").value(g.group).key("plans").value(g.plans);
+    w.key("spearman").value(g.spearman).key("regret").value(g.regret).key("picked_best").value(g.picked_best);
+    w.key("predicted_best").value(g.predicted_best).key("measured_best").value(g.measured_best);
+    w.end_object();
+  }
   w.end_array().end_object();
   out << "\n";
 }
