@@ -36,6 +36,13 @@ struct CommParams {
   // 2024, Tables 4 and 6) measure steps ~3 ms per (F, B) slot longer than their own profiled kernel
   // times, the same for 1.5B to 28.3B models; a framework cost, so the default for every machine.
   std::int64_t pipeline_pass_overhead_ps = 1'500'000'000;
+  // Host time per framework call (models::OpCost::fwd_host_calls; one per backward autograd
+  // node): the framework's CPU thread issues every kernel and collective in program order, and a
+  // kernel cannot start before it is issued, so narrow layers become CPU-bound. Eager PyTorch
+  // spends ~5-25 us of CPU per op before the kernel is queued (Python, binding, autograd
+  // recording, dispatcher, cudaLaunchKernel; jiahuanglin.xyz "From PyTorch op to kernel launch");
+  // Megatron's module and autograd-function code adds to it. 0 turns the host stream off.
+  std::int64_t host_call_overhead_ps = 30'000'000;
 };
 
 }  // namespace stepsim::hw

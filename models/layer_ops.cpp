@@ -118,6 +118,32 @@ OpCost dropout_add_op(std::string name, const Dims& x) {
 void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape);
 void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x);
 
+// Calls the framework's CPU thread makes in one op's forward, read off Megatron-LM's
+// ParallelTransformerLayer (megatron/model/transformer.py, 2021-23, as Megatron-DeepSpeed runs it):
+// every torch op, view, copy and autograd-function entry costs host time whether or not it
+// launches a kernel. E.g. qkv = copy_to_tensor_model_parallel_region, linear, view, split (2);
+// attn_scores = 3 views, the global buffer, baddbmm, 2 transposes; mlp_residual = the two
+// torch.tensor(0.0) placeholders, expand_as, bias_dropout_add. The TP collective call sits in
+// out_proj and mlp_down, and is made (returning at once) without TP too.
+int framework_calls(const std::string& name) {
+  static const std::vector<std::pair<std::string, int>> kCalls{
+      {"input_norm", 1}, {"qkv", 5}, {"rotary", 4}, {"attention", 4}, {"attn_scores", 7},
+      {"attn_softmax", 3}, {"attn_dropout", 4}, {"attn_context", 7}, {"out_proj", 2},
+      {"attn_residual", 3}, {"post_attn_norm", 1}, {"mlp_up", 2}, {"gelu", 1}, {"swiglu", 2},
+      {"mlp_down", 2}, {"mlp_residual", 5}, {"embedding", 4}, {"final_norm", 1}, {"logits", 3},
+      // Megatron's vocab-parallel cross entropy: max, its all-reduce, subtract, exp, sum, its
+      // all-reduce, the target gather (mask, index, view), log, mean.
+      {"cross_entropy", 12}};
+  for (const auto& [op, calls] : kCalls)
+    if (op == name) return calls;
+  return 1;
+}
+
+std::vector<OpCost> with_host_calls(std::vector<OpCost> ops) {
+  for (auto& op : ops) op.fwd_host_calls = framework_calls(op.name);
+  return ops;
+}
+
 }  // namespace
 
 std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
@@ -148,7 +174,7 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
     }
     ops.front().activation_bytes = to_bytes(stored_norm_out);
   }
-  return ops;
+  return with_host_calls(std::move(ops));
 }
 
 namespace {
@@ -246,7 +272,7 @@ std::vector<OpCost> embedding_ops(const ModelSpec& m, const LayerShape& shape) {
   OpCost op = memory_op("embedding", (tables + 1) * out, 0, x.dropout ? to_bytes(out / x.e) : 0);
   op.bwd_weight_bytes = (2 * tables + 1) * out;  // scatter-add of the output gradient into the tables
   op.params = (m.vocab / x.tp + (tables == 2 ? m.max_seq : 0)) * m.hidden;
-  return {op};
+  return with_host_calls({op});
 }
 
 std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape) {
@@ -261,7 +287,7 @@ std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape) {
   const double elements = static_cast<double>(x.tokens * vocab_shard);
   ops.push_back(memory_op("cross_entropy", elements * (x.e + 4 + 2 * 4), elements * (4 + x.e),
                           to_bytes(4 * elements), 3));
-  return ops;
+  return with_host_calls(std::move(ops));
 }
 
 OpTotals sum_ops(const std::vector<OpCost>& ops) {

@@ -73,6 +73,10 @@ struct OpCost {
   bool recompute = false;            ///< forward re-runs before backward (recompute mode)
   int fwd_kernels = 1;               ///< kernel launches, for launch overhead
   int bwd_kernels = 1;               ///< B and W launches together
+  /// Framework calls the host thread makes to issue the forward (torch ops, views, autograd
+  /// function entries; framework_calls() in layer_ops.cpp). Backward issues one autograd node
+  /// per kernel, so its calls are bwd_kernels.
+  int fwd_host_calls = 1;
 
   bool is_matmul() const { return kind == OpKind::matmul || kind == OpKind::batched_matmul; }
 };

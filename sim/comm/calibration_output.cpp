@@ -63,7 +63,8 @@ std::string comm_yaml(const hw::CommParams& p) {
   out << "  nvls_latency: " << duration_text(p.nvls_latency_ps) << "\n"
       << "  launch_latency: " << duration_text(p.launch_latency_ps) << "\n"
       << "  pipeline_chunk: " << p.pipeline_chunk_bytes << "B\n"
-      << "  pipeline_pass_overhead: " << duration_text(p.pipeline_pass_overhead_ps) << "\n";
+      << "  pipeline_pass_overhead: " << duration_text(p.pipeline_pass_overhead_ps) << "\n"
+      << "  host_call_overhead: " << duration_text(p.host_call_overhead_ps) << "\n";
   return out.str();
 }
 

@@ -59,6 +59,7 @@ void add_ranks(Build& b) {
     std::array<core::StreamId, kSlots> s{};
     s[0] = b.engine.add_stream(device, core::StreamKind::compute);
     for (int k = 1; k < kSlots; ++k) s[k] = b.engine.add_stream(device, core::StreamKind::communication);
+    s[static_cast<int>(Slot::host)] = b.engine.add_stream(b.engine.add_device(), core::StreamKind::compute);
     b.streams.push_back(s);
     double slow = 1.0;
     for (const auto& f : b.sc.faults.gpus)
@@ -96,6 +97,7 @@ Build::Build(const Scenario& scenario, const Strategy& strategy, const SimOption
   for (const auto& fault : sc.faults.links)
     for (int link : fault.links) engine.scale_link(network->link(link), fault.bandwidth_factor);
   cost_in = cost_inputs(sc, st);
+  if (opt.hooks.instant_host) cost_in.host_call_ps = 0;
   layer = layer_cost(cost_in);
   embedding = embedding_cost(cost_in);
   logits = logits_cost(cost_in);
@@ -115,6 +117,12 @@ core::TaskId Build::compute(int local, std::int64_t ps, TaskCategory cat, int la
   const std::int64_t d = slow == 1.0 ? ps : static_cast<std::int64_t>(std::llround(static_cast<double>(ps) * slow));
   const core::TaskId id = engine.add_compute(stream(local, Slot::compute), core::Duration{d});
   meta.push_back({id, local, layer, mb, 0, cat, Slot::compute, static_cast<std::int8_t>(chunk), false, 0, -1});
+  return id;
+}
+
+core::TaskId Build::host(int local, std::int64_t ps, int layer, int mb, int chunk) {
+  const core::TaskId id = engine.add_compute(stream(local, Slot::host), core::Duration{ps});
+  meta.push_back({id, local, layer, mb, 0, TaskCategory::host, Slot::host, static_cast<std::int8_t>(chunk), false, 0, -1});
   return id;
 }
 

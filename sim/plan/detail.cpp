@@ -16,7 +16,7 @@ namespace {
 
 const std::vector<std::string>& stream_names() {
   static const std::vector<std::string> kNames{"compute", "dp", "zero", "pp_send_next", "pp_send_prev",
-                                               "pp_recv_prev", "pp_recv_next", "tp"};
+                                               "pp_recv_prev", "pp_recv_next", "tp", "host"};
   return kNames;
 }
 

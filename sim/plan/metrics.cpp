@@ -55,15 +55,18 @@ RankTimes measure_ranks(const Build& b) {
   const std::size_t n = b.global_of.size();
   std::vector<std::vector<Interval>> compute(n);
   std::vector<std::array<std::vector<Interval>, 4>> moving(n);
+  std::vector<std::vector<Interval>> host(n);
   RankTimes out;
   out.stall_ps.assign(n, 0);
   out.busy_ps.assign(n, 0);
   out.exposed_ps.assign(n, {});
   out.idle_ps.assign(n, 0);
+  out.host_bound_ps.assign(n, 0);
   for (const TaskMeta& m : b.meta) {
     const std::int64_t start = b.engine.start_of(m.id).ps, end = b.engine.finish_of(m.id).ps;
     if (!m.member) {
       if (is_compute(m.category)) compute[m.rank].emplace_back(start, end);
+      if (m.category == TaskCategory::host) host[m.rank].emplace_back(start, end);
       continue;
     }
     const std::int64_t wait = b.engine.sync_wait(m.id).ps;
@@ -81,7 +84,10 @@ RankTimes measure_ranks(const Build& b) {
       out.exposed_ps[r][c] = length_minus(mv, busy);
       everything.insert(everything.end(), mv.begin(), mv.end());
     }
-    out.idle_ps[r] = step - length(merged(std::move(everything)));
+    everything = merged(std::move(everything));
+    const auto issuing = merged(std::move(host[r]));
+    out.host_bound_ps[r] = length_minus(issuing, everything);
+    out.idle_ps[r] = step - length(everything) - out.host_bound_ps[r];
   }
   return out;
 }
@@ -109,15 +115,17 @@ void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
   // recomputes, so HFU >= MFU always; counting the causal half that FlashAttention executes against
   // MFU's full count would put HFU below MFU with no recompute at all.
   r.hfu = executed > recomputed ? r.mfu * executed / (executed - recomputed) : r.mfu;
-  double idle = 0, stall = 0;
+  double idle = 0, stall = 0, host = 0;
   std::array<double, 4> exposed{};
   for (std::size_t k = 0; k < t.idle_ps.size(); ++k) {
     idle += static_cast<double>(t.idle_ps[k]);
     stall += static_cast<double>(t.stall_ps[k]);
+    host += static_cast<double>(t.host_bound_ps[k]);
     for (int c = 0; c < 4; ++c) exposed[c] += static_cast<double>(t.exposed_ps[k][c]);
   }
   r.bubble_fraction = idle / n / static_cast<double>(t.step_ps);
   r.sync_stall_s = stall / n * 1e-12;
+  r.host_bound_s = host / n * 1e-12;
   r.exposed_comm_s = {exposed[0] / n * 1e-12, exposed[1] / n * 1e-12, exposed[2] / n * 1e-12, exposed[3] / n * 1e-12};
 }
 

@@ -48,6 +48,7 @@ struct TestHooks {
   std::optional<double> comm_bytes_per_s;
   bool skip_embedding_and_head = false;  ///< uniform stages: no embedding or logits work
   bool skip_optimizer = false;           ///< no optimizer step (and no ZeRO-1/2 re-gather)
+  bool instant_host = false;             ///< the host issues every kernel at once (no host stream)
 };
 
 struct SimOptions {

@@ -1,5 +1,6 @@
 #include "sim/plan/stage_costs.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "models/compute_time.hpp"
@@ -34,10 +35,17 @@ void add_pair(std::vector<CommPoint>& out, std::size_t before, std::size_t after
   }
 }
 
-std::vector<Segment> forward_segments(const std::vector<models::OpTime>& t, const std::vector<CommPoint>& points) {
+// Host time per op: its forward calls and its backward autograd nodes (one per kernel).
+struct HostTime {
+  std::int64_t fwd_ps = 0, bwd_ps = 0;
+};
+
+std::vector<Segment> forward_segments(const std::vector<models::OpTime>& t, const std::vector<HostTime>& host,
+                                      const std::vector<CommPoint>& points) {
   std::vector<Segment> out(1);
   for (std::size_t i = 0; i < t.size(); ++i) {
     out.back().compute_ps += t[i].fwd_ps;
+    out.back().host_ps += host[i].fwd_ps;
     for (const auto& p : points)
       if (p.after == i && p.fwd) {
         out.back().has_comm = true;
@@ -48,8 +56,9 @@ std::vector<Segment> forward_segments(const std::vector<models::OpTime>& t, cons
   return out;
 }
 
-std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, const std::vector<CommPoint>& points,
-                                       bool split_weight, bool full_recompute, bool tp_overlap) {
+std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, const std::vector<HostTime>& host,
+                                       const std::vector<CommPoint>& points, bool split_weight, bool full_recompute,
+                                       bool tp_overlap) {
   std::vector<Segment> out(1);
   for (std::size_t k = t.size(); k-- > 0;) {
     for (const auto& p : points)
@@ -64,6 +73,7 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
       }
     out.back().compute_ps += t[k].bwd_input_ps + (split_weight ? 0 : t[k].bwd_weight_ps) +
                              (full_recompute ? 0 : t[k].recompute_ps);
+    out.back().host_ps += host[k].bwd_ps + (full_recompute || t[k].recompute_ps == 0 ? 0 : host[k].fwd_ps);
   }
   return out;
 }
@@ -73,17 +83,26 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
 std::vector<Segment> fold_tail(std::vector<Segment> segs) {
   if (segs.size() > 1 && !segs.back().has_comm) {
     segs.front().compute_ps += segs.back().compute_ps;
+    segs.front().host_ps += segs.back().host_ps;
     segs.pop_back();
   }
   return segs;
 }
 
+// The first of a segment's calls ends `call_ps` after it starts: its first kernel can run then.
+std::vector<Segment> with_first_call(std::vector<Segment> segs, std::int64_t call_ps) {
+  for (auto& s : segs) s.first_call_ps = std::min(call_ps, s.host_ps);
+  return segs;
+}
+
 LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& points, const CostInputs& in) {
   std::vector<models::OpTime> times;
+  std::vector<HostTime> host;
   LayerCost c;
   const bool full = in.shape.recompute == models::Recompute::full;
   for (const auto& op : ops) {
     times.push_back(models::time_op(op, *in.gpu, in.dtype));
+    host.push_back({op.fwd_host_calls * in.host_call_ps, op.bwd_kernels * in.host_call_ps});
     c.weight_ps += times.back().bwd_weight_ps;
     c.stored_activation_bytes += op.activation_bytes;
     c.params += op.params;
@@ -91,11 +110,17 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
     c.bwd_flops += op.bwd_input_flops + op.bwd_weight_flops;
     if (op.recompute) c.recompute_flops += op.fwd_flops;
   }
-  c.fwd = fold_tail(forward_segments(times, points));
+  c.fwd = with_first_call(fold_tail(forward_segments(times, host, points)), in.host_call_ps);
   if (full) {
-    for (Segment s : c.fwd) c.bwd.push_back({s.compute_ps, s.has_comm, s.op, true});
+    for (const Segment& s : c.fwd) {
+      Segment again = s;
+      again.recompute = true;
+      c.bwd.push_back(again);
+    }
   }
-  for (const Segment& s : fold_tail(backward_segments(times, points, in.split_weight, full, in.tp_overlap))) c.bwd.push_back(s);
+  for (const Segment& s : with_first_call(
+           fold_tail(backward_segments(times, host, points, in.split_weight, full, in.tp_overlap)), in.host_call_ps))
+    c.bwd.push_back(s);
   if (!in.split_weight) c.weight_ps = 0;
   return c;
 }
@@ -115,6 +140,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.flash_attention = s.flash_attention;
   in.split_weight = s.schedule == ScheduleKind::zb_h1;
   in.tp_overlap = s.tp_overlap;
+  in.host_call_ps = sc.cluster.comm.host_call_overhead_ps;
   return in;
 }
 

@@ -38,6 +38,10 @@ struct Segment {
   /// gradient of qkv / mlp_up is reduced while their weight gradient is computed). Not part of
   /// compute_ps.
   std::int64_t overlap_ps = 0;
+  /// Host time to issue this segment's kernels and its collective (the framework's CPU thread,
+  /// hw::CommParams::host_call_overhead per call); the first call ends at first_call_ps.
+  std::int64_t host_ps = 0;
+  std::int64_t first_call_ps = 0;
 };
 
 struct LayerCost {
@@ -57,6 +61,7 @@ struct CostInputs {
   models::LayerShape shape;
   bool split_weight = false;
   bool tp_overlap = true;  ///< backward TP collective beside the weight-gradient GEMM (Strategy::tp_overlap)
+  std::int64_t host_call_ps = 0;  ///< hw::CommParams::host_call_overhead_ps; 0 = no host stream
 };
 
 CostInputs cost_inputs(const Scenario& sc, const Strategy& s);

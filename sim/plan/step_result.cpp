@@ -13,6 +13,7 @@ const char* to_string(TaskCategory c) {
     case TaskCategory::pp_comm: return "pp_comm";
     case TaskCategory::dp_comm: return "dp_comm";
     case TaskCategory::zero_comm: return "zero_comm";
+    case TaskCategory::host: return "host";
     case TaskCategory::other: return "other";
   }
   return "other";

@@ -21,6 +21,7 @@ enum class TaskCategory {
   pp_comm,          ///< pipeline send/recv
   dp_comm,          ///< data-parallel gradient reduction (and ZeRO-1/2 parameter all-gather)
   zero_comm,        ///< ZeRO-3 parameter all-gather and gradient reduce-scatter
+  host,             ///< the framework's CPU thread issuing kernels (and the p2p handshake)
   other,            ///< markers, delays
 };
 const char* to_string(TaskCategory c);
@@ -93,6 +94,9 @@ struct StepResult {
   double bubble_fraction = 0;        ///< pipeline idle share of the step
   ExposedComm exposed_comm_s;
   double sync_stall_s = 0;           ///< time ranks waited in collectives for slower peers
+  /// GPU idle while its host thread was still issuing work: the step is CPU-bound there (not
+  /// part of bubble_fraction).
+  double host_bound_s = 0;
   std::int64_t peak_memory_bytes = 0;
   std::int64_t memory_capacity_bytes = 0;
   bool fits = true;

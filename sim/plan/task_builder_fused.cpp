@@ -18,6 +18,7 @@ void add_segments(Build& b, const std::vector<Segment>& segs, std::int64_t times
   const double x = b.sc.cluster.gpu.comm_slowdown;
   for (const Segment& seg : segs) {
     out.compute_ps += times * seg.compute_ps;
+    out.host_ps += times * seg.host_ps;
     if (!seg.has_comm) continue;
     const core::Duration d = b.collectives.tp_time(seg.op, group, b.tp_bytes);
     if (seg.overlap_ps > 0) {

@@ -29,8 +29,10 @@
 
 namespace stepsim::plan {
 
-enum class Slot : std::uint8_t { compute, dp, zero, send_next, send_prev, recv_prev, recv_next, tp };
-inline constexpr int kSlots = 8;
+/// host: the framework's CPU thread, which issues the compute-stream kernels and TP collectives in
+/// program order (hw::CommParams::host_call_overhead); its own device, so it is never slowed.
+enum class Slot : std::uint8_t { compute, dp, zero, send_next, send_prev, recv_prev, recv_next, tp, host };
+inline constexpr int kSlots = 9;
 
 enum class MemKind : std::uint8_t { activations, gathered, buffers };
 
@@ -134,6 +136,8 @@ class Build {
   core::StreamId stream(int local, Slot s) const { return streams[local][static_cast<int>(s)]; }
   void depend(core::TaskId before, core::TaskId after);
   core::TaskId compute(int local, std::int64_t ps, TaskCategory cat, int layer, int mb, int chunk);
+  /// `ps` of the host thread's time on its stream (Slot::host), recorded as TaskCategory::host.
+  core::TaskId host(int local, std::int64_t ps, int layer, int mb, int chunk);
   void record_members(const std::vector<core::TaskId>& members, const std::vector<int>& locals, CommClass cls,
                       comm::Op op, std::int64_t bytes, int layer, int mb, int chunk, Slot slot);
   /// Simulated local ranks of stage `pp`, as TP groups (one per simulated dp index).
@@ -147,6 +151,7 @@ void build_stage_passes(Build& b, int stage);      // task_builder_layers.cpp
 struct FusedPass {
   std::int64_t compute_ps = 0;
   core::Duration tp;
+  std::int64_t host_ps = 0;  ///< host time to issue the pass
 };
 FusedPass fused_pass(Build& b, PassKind kind, int vstage, const std::vector<int>& tp_group);
 void build_pipeline_transfers(Build& b);           // task_builder_pp.cpp

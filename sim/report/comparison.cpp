@@ -65,6 +65,7 @@ const std::vector<MetricRow>& metric_rows() {
       {"exposed DP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.dp, r); }},
       {"exposed ZeRO comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.zero, r); }},
       {"sync stalls", [](const plan::StepResult& r) { return time_and_share(r.sync_stall_s, r); }},
+      {"GPU waiting for host", [](const plan::StepResult& r) { return time_and_share(r.host_bound_s, r); }},
       {"peak memory / capacity", [](const plan::StepResult& r) {
          return fixed(static_cast<double>(r.peak_memory_bytes) / (1 << 30), 1) + " / " +
                 gibibytes(static_cast<double>(r.memory_capacity_bytes));
@@ -104,6 +105,7 @@ std::vector<Loss> losses_of(const plan::StepResult& r) {
       {"exposed DP gradient reduction", share(r.exposed_comm_s.dp, r)},
       {"exposed ZeRO gathers and scatters", share(r.exposed_comm_s.zero, r)},
       {"sync stalls waiting for slower peers", share(r.sync_stall_s, r)},
+      {"GPU idle while the host issues kernels", share(r.host_bound_s, r)},
   };
   std::stable_sort(losses.begin(), losses.end(), [](const Loss& a, const Loss& b) { return a.fraction > b.fraction; });
   return losses;

@@ -27,7 +27,7 @@ void write_result(JsonWriter& w, const plan::StepResult& r, bool best) {
   w.key("bubble_fraction").value(r.bubble_fraction);
   w.key("exposed_comm_s").begin_object().key("tp").value(r.exposed_comm_s.tp).key("pp").value(r.exposed_comm_s.pp);
   w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).end_object();
-  w.key("sync_stall_s").value(r.sync_stall_s);
+  w.key("sync_stall_s").value(r.sync_stall_s).key("host_bound_s").value(r.host_bound_s);
   w.key("peak_memory_bytes").value(r.peak_memory_bytes).key("memory_capacity_bytes").value(r.memory_capacity_bytes);
   w.key("fits").value(r.fits).key("memory_note").value(r.memory_note);
   w.key("memory_at_peak");

@@ -51,6 +51,7 @@ void read_metrics(const Field& f, plan::StepResult& r) {
   r.exposed_comm_s = {read_number(exposed.required("tp")), read_number(exposed.required("pp")),
                       read_number(exposed.required("dp")), read_number(exposed.required("zero"))};
   r.sync_stall_s = read_number(f.required("sync_stall_s"));
+  r.host_bound_s = read_number(f.required("host_bound_s"));
   r.peak_memory_bytes = f.required("peak_memory_bytes").as_int();
   r.memory_capacity_bytes = f.required("memory_capacity_bytes").as_int();
   r.fits = f.required("fits").as_bool();
@@ -116,7 +117,8 @@ void write_result_fields(report::JsonWriter& w, const plan::StepResult& r) {
   w.key("exposed_comm_s").begin_object();
   w.key("tp").value(r.exposed_comm_s.tp).key("pp").value(r.exposed_comm_s.pp);
   w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).end_object();
-  w.key("sync_stall_s").value(r.sync_stall_s).key("peak_memory_bytes").value(r.peak_memory_bytes);
+  w.key("sync_stall_s").value(r.sync_stall_s).key("host_bound_s").value(r.host_bound_s);
+  w.key("peak_memory_bytes").value(r.peak_memory_bytes);
   w.key("memory_capacity_bytes").value(r.memory_capacity_bytes).key("fits").value(r.fits);
   w.key("symmetric").value(r.symmetric).key("events").value(static_cast<std::int64_t>(r.events));
   w.key("gpus").value(r.gpus).key("tp").value(r.tp).key("pp").value(r.pp).key("dp").value(r.dp);

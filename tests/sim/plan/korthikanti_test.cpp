@@ -35,7 +35,8 @@ strategies:
     if (t.rank == 0 && t.layer == 20 && t.category == TaskCategory::backward_input) bwd_begin = std::min(bwd_begin, t.start_ps);
   std::int64_t f0 = INT64_MAX, f1 = 0, b0 = INT64_MAX, b1 = 0;
   for (const auto& t : r.tasks) {
-    if (t.rank != 0 || t.layer != 20 || t.microbatch != 0) continue;
+    // GPU tasks only: the host thread issues the layer's kernels ahead of them.
+    if (t.rank != 0 || t.layer != 20 || t.microbatch != 0 || t.category == TaskCategory::host) continue;
     const bool backward = t.start_ps >= bwd_begin;
     (backward ? b0 : f0) = std::min(backward ? b0 : f0, t.start_ps);
     (backward ? b1 : f1) = std::max(backward ? b1 : f1, t.end_ps);

@@ -17,6 +17,7 @@ StepResult run_free(const std::string& strategy, int global_batch) {
   opt.hooks.comm_bytes_per_s = std::numeric_limits<double>::infinity();
   opt.hooks.skip_embedding_and_head = true;
   opt.hooks.skip_optimizer = true;
+  opt.hooks.instant_host = true;
   return simulate(sc, sc.strategies[0], opt);
 }
 
@@ -46,6 +47,7 @@ TEST_CASE("zb-h1 bubble is (p-1)(T_F+T_B-T_W) (Qi et al. 2024)") {
   opt.hooks.comm_bytes_per_s = std::numeric_limits<double>::infinity();
   opt.hooks.skip_embedding_and_head = true;
   opt.hooks.skip_optimizer = true;
+  opt.hooks.instant_host = true;
   opt.detail = true;
   auto r = simulate(sc, sc.strategies[0], opt);
   // T_F, T_B, T_W of one stage pass (2 layers) from the simulated tasks of rank 0.

@@ -17,6 +17,7 @@ SimOptions hooked(bool detail = false) {
   opt.hooks.comm_bytes_per_s = kBandwidth;
   opt.hooks.skip_embedding_and_head = true;
   opt.hooks.skip_optimizer = true;
+  opt.hooks.instant_host = true;
   opt.detail = detail;
   return opt;
 }
