@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <optional>
 
+#include "sim/plan/host_thread.hpp"
 #include "sim/plan/task_graph.hpp"
 
 namespace stepsim::plan {
@@ -17,7 +17,6 @@ class StageEmitter {
   StageEmitter(Build& b, int stage) : b_(b), stage_(stage), groups_(b.stage_tp_groups(stage)) {
     for (const auto& g : groups_) all_.insert(all_.end(), g.begin(), g.end());
     tail_.resize(b.global_of.size());
-    issued_.resize(b.global_of.size());
     pending_.resize(b.global_of.size());
     for (int r : all_) b.passes[r].resize(b.schedule.passes[stage].size());
     final_backward_ = last_backward_index();
@@ -28,10 +27,9 @@ class StageEmitter {
     pass_ = pass;
     vstage_ = pass.chunk * b_.grid.pp() + stage_;
     for (int r : all_) tail_[r] = b_.passes[r][index].start = b_.engine.add_marker(b_.stream(r, Slot::compute));
-    sync_host();
-    add_pass_overhead();
-    host_ahead_ = host_keeps_ahead();
-    first_issue_ = true;
+    const bool keeps_ahead = b_.cost_in.host_call_ps <= 0 || pass.kind == PassKind::weight ||
+                             host_keeps_ahead(pass_segments());
+    host_.start_pass(all_, tail_, pass, keeps_ahead);
     if (pass.kind == PassKind::forward) forward();
     if (pass.kind == PassKind::backward) backward();
     if (pass.kind == PassKind::weight) weight();
@@ -52,84 +50,16 @@ class StageEmitter {
     return base + layer - first_layer();
   }
 
-  // Megatron-LM times every forward and backward pass with timers that synchronize the device
-  // (megatron/global_vars.py _Timer.start/stop: torch.cuda.synchronize(); schedules.py
-  // forward_step / backward_step), so the host thread starts issuing a pass only when the GPU
-  // has finished the one before: it cannot run ahead across passes.
-  void sync_host() {
-    if (b_.cost_in.host_call_ps <= 0 || pass_.kind == PassKind::weight) return;
-    for (int r : all_) b_.depend(tail_[r], b_.engine.add_marker(b_.stream(r, Slot::host)));
-  }
-
-  // Host-side time between pipeline passes (hw::CommParams::pipeline_pass_overhead): Megatron's
-  // p2p `_communicate` waits for the transfers and synchronizes the device, so the host thread
-  // starts the pass only when the GPU has reached it, spends the overhead, and then issues the
-  // pass's kernels; the GPU waits for that.
-  void add_pass_overhead() {
-    const std::int64_t ps = b_.sc.cluster.comm.pipeline_pass_overhead_ps;
-    // Test hooks that make communication ideal remove the p2p handshake too.
-    if (ps <= 0 || b_.grid.pp() < 2 || pass_.kind == PassKind::weight || b_.opt.hooks.comm_bytes_per_s) return;
-    for (int r : all_) {
-      const core::TaskId t = b_.host(r, ps, -1, pass_.microbatch, pass_.chunk);
-      b_.depend(tail_[r], t);
-      const core::TaskId resume = b_.engine.add_marker(b_.stream(r, Slot::compute));
-      b_.depend(t, resume);
-      tail_[r] = resume;
-    }
-  }
-
-  // Whether the host thread stays ahead of the GPU through the whole pass: after each segment
-  // its calls so far take no longer than the GPU work so far, which starts one call late and
-  // only ever waits longer (for a collective or a receive). Then the host delays the pass by its
-  // first call and nothing else, and only that call is simulated (exact, and ~3x fewer tasks);
-  // otherwise every segment's calls are.
-  bool host_keeps_ahead() const {
-    if (b_.cost_in.host_call_ps <= 0 || pass_.kind == PassKind::weight) return true;
-    std::int64_t host = 0, gpu = 0;
-    auto ahead = [&](const std::vector<Segment>& segs) {
-      for (const Segment& s : segs) {
-        host += s.host_ps;
-        gpu += s.compute_ps;
-        if (host > gpu) return false;
-      }
-      return true;
-    };
+  // This pass's segments in program order, for host_keeps_ahead().
+  PassSegments pass_segments() const {
+    PassSegments out;
     const bool fwd = pass_.kind == PassKind::forward;
     const LayerCost& head = fwd ? b_.embedding : b_.logits;
     const LayerCost& tail = fwd ? b_.logits : b_.embedding;
-    const bool has_head = fwd ? first_vstage() : last_vstage(), has_tail = fwd ? last_vstage() : first_vstage();
-    if (has_head && !ahead(fwd ? head.fwd : head.bwd)) return false;
-    for (int i = 0; i < layer_count(); ++i)
-      if (!ahead(fwd ? b_.layer.fwd : b_.layer.bwd)) return false;
-    return !has_tail || ahead(fwd ? tail.fwd : tail.bwd);
-  }
-
-  // The host thread's calls for `total_ps` of work, on its own stream in program order: the
-  // first call (ending `first_ps` in) lets the GPU start, the rest must be made before anything
-  // issued after them.
-  struct Issue {
-    core::TaskId first, all;
-  };
-  std::optional<Issue> issue(int r, std::int64_t first_ps, std::int64_t total_ps, int layer) {
-    if (total_ps <= 0) return std::nullopt;
-    Issue out;
-    out.first = out.all = b_.host(r, first_ps, layer, pass_.microbatch, pass_.chunk);
-    if (total_ps > first_ps) out.all = b_.host(r, total_ps - first_ps, layer, pass_.microbatch, pass_.chunk);
+    if (fwd ? first_vstage() : last_vstage()) out.push_back(fwd ? &head.fwd : &head.bwd);
+    for (int i = 0; i < layer_count(); ++i) out.push_back(fwd ? &b_.layer.fwd : &b_.layer.bwd);
+    if (fwd ? last_vstage() : first_vstage()) out.push_back(fwd ? &tail.fwd : &tail.bwd);
     return out;
-  }
-  void after_first_call(int r, core::TaskId gpu_task) {
-    if (issued_[r]) b_.depend(issued_[r]->first, gpu_task);
-  }
-  void after_all_calls(int r, core::TaskId task) {
-    if (issued_[r]) b_.depend(issued_[r]->all, task);
-  }
-
-  // The host calls before a segment's GPU work: all of them, or only the pass's first call
-  // where the host keeps ahead.
-  std::optional<Issue> host_calls(int r, std::int64_t first_ps, std::int64_t total_ps, int layer) {
-    if (!host_ahead_) return issue(r, first_ps, total_ps, layer);
-    if (!first_issue_ || first_ps <= 0) return std::nullopt;
-    return issue(r, first_ps, first_ps, layer);
   }
 
   std::int64_t stored_bytes() const {
@@ -203,9 +133,9 @@ class StageEmitter {
       const core::Duration tp{last ? fp.tp.ps - (pieces - 1) * (fp.tp.ps / pieces) : fp.tp.ps / pieces};
       const std::int64_t host = last ? fp.host_ps - (pieces - 1) * (fp.host_ps / pieces) : fp.host_ps / pieces;
       for (int r : all_) {
-        issued_[r] = host_calls(r, std::min(b_.cost_in.host_call_ps, host), host, -1);
+        host_.issue(r, std::min(b_.cost_in.host_call_ps, host), host, -1);
         tail_[r] = b_.compute(r, compute, cat, -1, pass_.microbatch, pass_.chunk);
-        after_first_call(r, tail_[r]);
+        host_.after_first_call(r, tail_[r]);
       }
       if (tp.ps > 0) {
         for (const auto& g : groups_) {
@@ -215,12 +145,12 @@ class StageEmitter {
           b_.record_members(members, g, CommClass::tp, comm::Op::all_reduce, b_.tp_bytes, -1, pass_.microbatch,
                             pass_.chunk, Slot::compute);
           for (std::size_t m = 0; m < g.size(); ++m) {
-            after_all_calls(g[m], members[m]);
+            host_.after_all_calls(g[m], members[m]);
             tail_[g[m]] = members[m];
           }
         }
       }
-      first_issue_ = false;
+      if (host > 0) host_.end_segment();
       if (after_piece) after_piece(k);
     }
   }
@@ -317,13 +247,13 @@ class StageEmitter {
 
   void segments(const std::vector<Segment>& segs, TaskCategory cat, int layer) {
     for (const Segment& seg : segs) {
-      for (int r : all_) issued_[r] = host_calls(r, seg.first_call_ps, seg.host_ps, layer);
-      if (seg.host_ps > 0) first_issue_ = false;
+      for (int r : all_) host_.issue(r, seg.first_call_ps, seg.host_ps, layer);
+      if (seg.host_ps > 0) host_.end_segment();
       if (seg.compute_ps > 0) {
         for (int r : all_) {
           const core::TaskId t = b_.compute(r, seg.compute_ps, seg.recompute ? TaskCategory::recompute : cat, layer,
                                             pass_.microbatch, pass_.chunk);
-          after_first_call(r, t);
+          host_.after_first_call(r, t);
           consume_gathers(r, layer, t);
           tail_[r] = t;
         }
@@ -370,7 +300,7 @@ class StageEmitter {
                                         streams, stage_);
       b_.record_members(members, g, CommClass::tp, op, b_.tp_bytes, layer, pass_.microbatch, pass_.chunk, slot);
       for (std::size_t k = 0; k < g.size(); ++k) {
-        after_all_calls(g[k], members[k]);
+        host_.after_all_calls(g[k], members[k]);
         tail_[g[k]] = members[k];
       }
     }
@@ -403,8 +333,7 @@ class StageEmitter {
   std::vector<std::vector<int>> groups_;
   std::vector<int> all_;
   std::vector<core::TaskId> tail_;
-  std::vector<std::optional<Issue>> issued_;  // the host calls of the segment being emitted, per rank
-  bool host_ahead_ = true, first_issue_ = true;  // host_keeps_ahead() of this pass; no call issued yet
+  HostThread host_{b_};
   std::vector<std::vector<std::pair<int, core::TaskId>>> pending_;  // (layer, gather member)
   std::size_t index_ = 0, final_backward_ = 0;
   Pass pass_;

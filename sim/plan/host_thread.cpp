@@ -1,0 +1,58 @@
+#include "sim/plan/host_thread.hpp"
+
+namespace stepsim::plan {
+
+bool host_keeps_ahead(const PassSegments& pass) {
+  std::int64_t host = 0, gpu = 0;
+  for (const auto* segs : pass)
+    for (const Segment& s : *segs) {
+      host += s.host_ps;
+      gpu += s.compute_ps;
+      if (host > gpu) return false;
+    }
+  return true;
+}
+
+void HostThread::start_pass(const std::vector<int>& ranks, std::vector<core::TaskId>& tail, const Pass& pass,
+                            bool keeps_ahead) {
+  pass_ = pass;
+  keeps_ahead_ = keeps_ahead;
+  first_call_ = true;
+  for (int r : ranks) issued_[r].reset();
+  if (pass.kind == PassKind::weight) return;
+  if (b_.cost_in.host_call_ps > 0)
+    for (int r : ranks) b_.depend(tail[r], b_.engine.add_marker(b_.stream(r, Slot::host)));
+  const std::int64_t overhead = b_.sc.cluster.comm.pipeline_pass_overhead_ps;
+  // Test hooks that make communication ideal remove the p2p handshake too.
+  if (overhead <= 0 || b_.grid.pp() < 2 || b_.opt.hooks.comm_bytes_per_s) return;
+  for (int r : ranks) {
+    const core::TaskId t = b_.host(r, overhead, -1, pass.microbatch, pass.chunk);
+    b_.depend(tail[r], t);
+    const core::TaskId resume = b_.engine.add_marker(b_.stream(r, Slot::compute));
+    b_.depend(t, resume);
+    tail[r] = resume;
+  }
+}
+
+void HostThread::issue(int r, std::int64_t first_ps, std::int64_t total_ps, int layer) {
+  issued_[r].reset();
+  if (keeps_ahead_) {
+    if (!first_call_) return;
+    total_ps = first_ps;
+  }
+  if (total_ps <= 0) return;
+  Issue calls;
+  calls.first = calls.all = b_.host(r, first_ps, layer, pass_.microbatch, pass_.chunk);
+  if (total_ps > first_ps) calls.all = b_.host(r, total_ps - first_ps, layer, pass_.microbatch, pass_.chunk);
+  issued_[r] = calls;
+}
+
+void HostThread::after_first_call(int r, core::TaskId gpu_task) const {
+  if (issued_[r]) b_.depend(issued_[r]->first, gpu_task);
+}
+
+void HostThread::after_all_calls(int r, core::TaskId task) const {
+  if (issued_[r]) b_.depend(issued_[r]->all, task);
+}
+
+}  // namespace stepsim::plan
