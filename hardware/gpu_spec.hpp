@@ -29,6 +29,9 @@ struct GpuSpec {
   int matmul_tile_m = 128;               ///< output tile rows of the typical GEMM kernel
   int matmul_tile_n = 256;               ///< output tile columns
   double matmul_k_half = 256;            ///< inner dimension at which a GEMM reaches half its k-efficiency
+  /// FLOP per operand byte at which a GEMM tile runs at half its math rate; smaller tiles
+  /// (half, quarter) are considered only when > 0.
+  double matmul_tile_half_intensity = 0;
   double attention_efficiency = 0.6;     ///< flash-attention fraction of matmul peak (forward)
   double attention_backward_efficiency = 0;  ///< its backward; 0 = the forward's
   double memory_efficiency = 0.8;        ///< achievable fraction of memory bandwidth

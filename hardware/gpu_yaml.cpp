@@ -18,7 +18,8 @@ std::string lower(std::string s) {
 }
 
 const std::vector<std::string> kModelKeys{"matmul_efficiency", "matmul_tile_m",    "matmul_tile_n",
-                                          "matmul_k_half",     "attention_efficiency", "attention_backward_efficiency",
+                                          "matmul_k_half",     "matmul_tile_half_intensity",
+                                          "attention_efficiency", "attention_backward_efficiency",
                                           "memory_efficiency", "launch_overhead",  "comm_slowdown"};
 
 // A model parameter from the GPU entry, else from `defaults:`, else the struct default.
@@ -27,6 +28,7 @@ void read_model_parameters(const Field& f, GpuSpec& g) {
   if (auto v = f.optional("matmul_tile_m")) g.matmul_tile_m = static_cast<int>(v->as_positive_int());
   if (auto v = f.optional("matmul_tile_n")) g.matmul_tile_n = static_cast<int>(v->as_positive_int());
   if (auto v = f.optional("matmul_k_half")) g.matmul_k_half = v->as_positive_double();
+  if (auto v = f.optional("matmul_tile_half_intensity")) g.matmul_tile_half_intensity = v->as_positive_double();
   if (auto v = f.optional("attention_efficiency")) g.attention_efficiency = v->as_positive_double();
   if (auto v = f.optional("attention_backward_efficiency"))
     g.attention_backward_efficiency = v->as_positive_double();

@@ -16,6 +16,15 @@ double orientation_efficiency(const GemmShape& g, int sms, std::int64_t tile_m, 
          (waves * sms * static_cast<double>(tile_m * tile_n));
 }
 
+// A tile of a×b outputs does 2·a·b FLOPs per k-step and loads a + b 16-bit operands: a·b/(a+b)
+// FLOP per byte. It runs at I/(I + half) of the math rate when loading takes half/I of the math
+// time (the roofline of one SM against its L2 bandwidth, NVIDIA "Matrix Multiplication
+// Background" user guide, with the loads partly hidden behind the math).
+double tile_rate(std::int64_t a, std::int64_t b, double half) {
+  const double intensity = static_cast<double>(a * b) / static_cast<double>(a + b);
+  return intensity / (intensity + half);
+}
+
 double bandwidth(const hw::GpuSpec& gpu) { return gpu.memory_bytes_per_s * gpu.memory_efficiency; }
 
 // Roofline time of one phase, seconds, at `rate` FLOP/s.
@@ -50,9 +59,20 @@ double gemm_efficiency(const GemmShape& g, const hw::GpuSpec& gpu) {
   if (g.batch <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return 1.0;
   const int sms = std::max(1, gpu.sm_count);
   const std::int64_t tm = std::max(1, gpu.matmul_tile_m), tn = std::max(1, gpu.matmul_tile_n);
-  const double shape = std::max(orientation_efficiency(g, sms, tm, tn), orientation_efficiency(g, sms, tn, tm));
+  auto shape = [&](std::int64_t a, std::int64_t b) {
+    return std::max(orientation_efficiency(g, sms, a, b), orientation_efficiency(g, sms, b, a));
+  };
+  double best = shape(tm, tn);
+  if (gpu.matmul_tile_half_intensity > 0) {
+    // cuBLAS also has kernels with half and quarter tiles, which fill the SMs in finer waves but
+    // move more operand bytes per FLOP; it picks the fastest for the shape.
+    const double largest = tile_rate(tm, tn, gpu.matmul_tile_half_intensity);
+    for (const auto& [a, b] : {std::pair{tm, tn / 2}, std::pair{tm / 2, tn / 2}, std::pair{tm / 2, tn / 4}})
+      if (a >= 1 && b >= 1)
+        best = std::max(best, tile_rate(a, b, gpu.matmul_tile_half_intensity) / largest * shape(a, b));
+  }
   const double k = static_cast<double>(g.k);
-  return gpu.matmul_efficiency * shape * (k / (k + gpu.matmul_k_half));
+  return gpu.matmul_efficiency * best * (k / (k + gpu.matmul_k_half));
 }
 
 double gemm_seconds(const GemmShape& g, double bytes, const hw::GpuSpec& gpu, hw::Dtype dtype) {

@@ -7,7 +7,11 @@
 //   shape_eff  = batch·m·n / (waves · sm_count · tile_m · tile_n)   wave and tile quantization
 //   k_eff      = k / (k + matmul_k_half)                             short inner dimensions
 //   eff        = matmul_efficiency · shape_eff · k_eff
-// taking the better of the two tile orientations (cuBLAS picks its tile by shape). Flash
+// taking the better of the two tile orientations (cuBLAS picks its tile by shape), and the best
+// of the largest tile and its half and quarter sizes, each at its own share of the math rate
+// tile_rate(I) = I / (I + matmul_tile_half_intensity), I = tile_m·tile_n/(tile_m + tile_n)
+// FLOP per operand byte, relative to the largest tile's (smaller tiles quantize finely but
+// load more bytes per FLOP). Flash
 // attention runs at attention_efficiency of peak forward and attention_backward() backward;
 // bandwidth-bound ops at memory_efficiency.
 // All parameters live in hw::GpuSpec, one set per GPU kind (never per model).

@@ -22,6 +22,7 @@ inline hw::GpuSpec a100_sxm4_80gb() {
   g.matmul_tile_m = 128;
   g.matmul_tile_n = 256;
   g.matmul_k_half = 128;
+  g.matmul_tile_half_intensity = 20;  // hardware/gpus.yaml defaults (fitted on the vTrain slice)
   g.attention_efficiency = 0.4;            // hardware/gpus.yaml A100 entries
   g.attention_backward_efficiency = 0.28;
   g.memory_efficiency = 0.55;  // ≈1.1 TB/s: Megatron-era dropout, LayerNorm, softmax kernels (fit)

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 
@@ -76,6 +78,7 @@ TEST_CASE("hardware/gpus.yaml carries the fitted A100 parameters these tests use
   CHECK(yaml.matmul_tile_m == fitted.matmul_tile_m);
   CHECK(yaml.matmul_tile_n == fitted.matmul_tile_n);
   CHECK(yaml.matmul_k_half == doctest::Approx(fitted.matmul_k_half));
+  CHECK(yaml.matmul_tile_half_intensity == doctest::Approx(fitted.matmul_tile_half_intensity));
   CHECK(yaml.memory_efficiency == doctest::Approx(fitted.memory_efficiency));
   CHECK(yaml.attention_efficiency == doctest::Approx(fitted.attention_efficiency));
   CHECK(yaml.attention_backward() == doctest::Approx(fitted.attention_backward()));
@@ -88,10 +91,30 @@ TEST_CASE("GEMM efficiency: wave quantization and short inner dimensions") {
   const hw::GpuSpec gpu = a100_sxm4_80gb();
   // 108 tiles of 128×256 fill the 108 SMs once: shape factor 1; k = 8192 → 8192/(8192+128).
   CHECK(gemm_efficiency({1, 128 * 12, 256 * 9, 8192}, gpu) == doctest::Approx(0.869 * 8192.0 / 8320));
-  // 109 tiles need two waves: 109 / 216 of the machine is busy.
-  CHECK(gemm_efficiency({1, 128 * 109, 256, 8192}, gpu) == doctest::Approx(0.869 * 109.0 / 216 * 8192.0 / 8320));
+  // 109 tiles need two waves: 109 / 216 of the machine is busy (with only the largest tile).
+  hw::GpuSpec one_tile = gpu;
+  one_tile.matmul_tile_half_intensity = 0;
+  CHECK(gemm_efficiency({1, 128 * 109, 256, 8192}, one_tile) == doctest::Approx(0.869 * 109.0 / 216 * 8192.0 / 8320));
   // k = 128 halves the k-factor.
   CHECK(gemm_efficiency({1, 128 * 12, 256 * 9, 128}, gpu) == doctest::Approx(0.869 * 0.5));
+}
+
+TEST_CASE("GEMM tiles: one full wave keeps the largest tile, one tile more takes the smallest") {
+  // Tile of a×b outputs: a·b/(a+b) FLOP per operand byte, rate I/(I + 20) (half intensity 20),
+  // relative to the largest tile 128×256 (I = 85.3).
+  auto rate = [](double a, double b) { const double i = a * b / (a + b); return i / (i + 20); };
+  const double largest = rate(128, 256), k = 8192.0 / (8192 + 128);
+  const hw::GpuSpec gpu = a100_sxm4_80gb();
+  // 108 tiles of 128×256 fill the 108 SMs exactly once: no smaller tile beats shape factor 1
+  // (216 half tiles also fill two waves exactly, at 0.94 of the rate).
+  CHECK(gemm_efficiency({1, 128 * 12, 256 * 9, 8192}, gpu) == doctest::Approx(0.869 * k));
+  // 109 × 256 rows, 256 columns: 109 large tiles need 2 waves (109/216 busy); 218 of 128×128
+  // need 3 (218/324); 436 of 64×128 need 5 (436/540); 872 of 64×64 need 9 (872/972), and that
+  // finest tiling wins despite its lower rate.
+  const double large = 109.0 / 216, half = 218.0 / 324 * rate(128, 128) / largest,
+               quarter = 436.0 / 540 * rate(64, 128) / largest, smallest = 872.0 / 972 * rate(64, 64) / largest;
+  CHECK(smallest > std::max({large, half, quarter}));
+  CHECK(gemm_efficiency({1, 128 * 109, 256, 8192}, gpu) == doctest::Approx(0.869 * smallest * k));
 }
 
 TEST_CASE("op time is the roofline plus launches; recompute repeats the forward") {
