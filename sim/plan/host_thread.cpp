@@ -18,16 +18,19 @@ void HostThread::start_pass(const std::vector<int>& ranks, std::vector<core::Tas
   pass_ = pass;
   keeps_ahead_ = keeps_ahead;
   first_call_ = true;
-  for (int r : ranks) issued_[r].reset();
+  for (int r : ranks) issued_[r].reset(), sync_[r].reset();
   if (pass.kind == PassKind::weight) return;
+  // The sync is a dependency of the pass's first host task (not a marker on the host stream),
+  // so that reports following recorded dependencies see what the host waited for.
   if (b_.cost_in.host_call_ps > 0)
-    for (int r : ranks) b_.depend(tail[r], b_.engine.add_marker(b_.stream(r, Slot::host)));
+    for (int r : ranks) sync_[r] = tail[r];
   const std::int64_t overhead = b_.sc.cluster.comm.pipeline_pass_overhead_ps;
   // Test hooks that make communication ideal remove the p2p handshake too.
   if (overhead <= 0 || b_.grid.pp() < 2 || b_.opt.hooks.comm_bytes_per_s) return;
   for (int r : ranks) {
     const core::TaskId t = b_.host(r, overhead, -1, pass.microbatch, pass.chunk);
     b_.depend(tail[r], t);
+    sync_[r].reset();
     const core::TaskId resume = b_.engine.add_marker(b_.stream(r, Slot::compute));
     b_.depend(t, resume);
     tail[r] = resume;
@@ -43,6 +46,8 @@ void HostThread::issue(int r, std::int64_t first_ps, std::int64_t total_ps, int 
   if (total_ps <= 0) return;
   Issue calls;
   calls.first = calls.all = b_.host(r, first_ps, layer, pass_.microbatch, pass_.chunk);
+  if (sync_[r]) b_.depend(*sync_[r], calls.first);
+  sync_[r].reset();
   if (total_ps > first_ps) calls.all = b_.host(r, total_ps - first_ps, layer, pass_.microbatch, pass_.chunk);
   issued_[r] = calls;
 }

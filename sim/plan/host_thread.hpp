@@ -28,7 +28,7 @@ bool host_keeps_ahead(const PassSegments& pass);
 
 class HostThread {
  public:
-  explicit HostThread(Build& b) : b_(b), issued_(b.global_of.size()) {}
+  explicit HostThread(Build& b) : b_(b), issued_(b.global_of.size()), sync_(b.global_of.size()) {}
 
   /// A forward or backward pass starts on `ranks`, whose compute streams end at `tail`: each host
   /// waits for its GPU to get there, then pays the PP pass overhead (Megatron's p2p
@@ -50,6 +50,7 @@ class HostThread {
   };
   Build& b_;
   std::vector<std::optional<Issue>> issued_;  // the calls of the segment being emitted, per rank
+  std::vector<std::optional<core::TaskId>> sync_;  // per rank: the GPU task the pass's first call waits for
   Pass pass_;
   bool keeps_ahead_ = true, first_call_ = true;
 };
