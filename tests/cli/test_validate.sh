@@ -14,6 +14,9 @@ expect_stdout_contains '"rows":[' "JSON rows"
 expect_stdout_contains '"summary":{"median_abs_error":' "JSON summary"
 expect_stdout_contains '"source":"Narayanan et al. SC'"'"'21 Table 1"' "SC'21 rows present"
 expect_stdout_contains '"source":"MosaicML llm-foundry benchmarks (A100 80GB)"' "MosaicML rows present"
+expect_stdout_contains '"source":"vTrain single-node sweep (MICRO 2024)"' "vTrain rows present"
+expect_stdout_contains '"rankings":[{"source":"vTrain single-node sweep (MICRO 2024)","groups":36,' "vTrain plan ranking"
+expect_stdout_contains '"group":"GPT h1024 L16 gb 16 on 8 GPUs"' "rows carry their group"
 
 rows=$(printf '%s' "$out" | grep -o '"name":' | wc -l)
 files=$(ls "$SOURCE_DIR"/scenarios/validation/*.yaml | wc -l)
@@ -28,6 +31,15 @@ for m in $medians; do
   checks=$((checks + 1))
   awk -v m="$m" 'BEGIN { exit !(m <= 0.12) }' || fail "a source's median |error| regressed to $m (> 0.12)"
 done
+
+# The table form on one vTrain group: the ranking table follows the summary.
+mkdir -p group
+cp "$SOURCE_DIR"/scenarios/validation/vtrain-vtrain-gpt-h2048-l16-gb-8-tp*-on-2-a100.yaml group/
+run_stepsim validate group
+checks=$((checks + 1))
+[ "$status" -eq 0 ] || [ "$status" -eq 3 ] || fail "validate of one group exited $status: $err"
+expect_stdout_contains "plan ranking" "ranking table header"
+expect_stdout_contains "mean Spearman" "ranking table columns"
 
 # The table form, on two fast rows: every source named, then an overall line.
 mkdir -p two
