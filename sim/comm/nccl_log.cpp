@@ -4,7 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
-#include <regex>
+#include <cstring>
 #include <set>
 #include <sstream>
 
@@ -33,11 +33,27 @@ std::vector<Token> tokens_of(const std::string& line, std::size_t from) {
   return out;
 }
 
+// Scans are by hand, not std::regex: libstdc++'s regex recurses once per character matched and
+// overflowed the stack on a pasted 30 KB line.
+std::size_t digits_at(const std::string& s, std::size_t i) {
+  std::size_t j = i;
+  while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+  return j - i;
+}
+
+bool text_at(const std::string& s, std::size_t i, const char* text) { return s.compare(i, std::strlen(text), text) == 0; }
+
 // mpirun's --tag-output prefix, "[1,0]<stdout>:"; the content starts after it.
 std::size_t content_start(const std::string& line) {
-  static const std::regex kTag(R"(^\[\d+,\d+\]<std(out|err)>:)");
-  std::smatch m;
-  return std::regex_search(line, m, kTag) ? static_cast<std::size_t>(m.length(0)) : 0;
+  std::size_t i = 0;
+  if (!text_at(line, i, "[")) return 0;
+  std::size_t n = digits_at(line, ++i);
+  if (n == 0 || !text_at(line, i += n, ",")) return 0;
+  n = digits_at(line, ++i);
+  if (n == 0 || !text_at(line, i += n, "]<std")) return 0;
+  i += 5;
+  if (!text_at(line, i, "out>:") && !text_at(line, i, "err>:")) return 0;
+  return i + 5;
 }
 
 // The column layout from the header line: where time/algbw/busbw sit in a row.
@@ -72,6 +88,16 @@ double number(const Token& t, const SourcePos& line_pos, const char* what) {
                     std::string("expected ") + what + " in an nccl-tests row, found '" + t.text + "'");
 }
 
+// A size or count: digits, at most 2^50 (a petabyte; beyond it a double loses whole bytes).
+std::int64_t integer(const Token& t, const SourcePos& pos, const char* what) {
+  constexpr double kLargest = 1125899906842624.0;  // 2^50
+  const double v = number(t, pos, what);
+  if (v < 0 || v > kLargest || v != std::floor(v))
+    throw ConfigError({pos.file, pos.line, t.column}, "",
+                      std::string("expected ") + what + " of at most 2^50, found '" + t.text + "'");
+  return static_cast<std::int64_t>(v);
+}
+
 NcclLogRow read_row(const std::vector<Token>& t, const Layout& l, const SourcePos& pos) {
   const std::size_t out_of_place = l.time + 3;
   if (t.size() < out_of_place + 1 || t.size() > l.columns)
@@ -79,8 +105,8 @@ NcclLogRow read_row(const std::vector<Token>& t, const Layout& l, const SourcePo
                       "expected an nccl-tests row of " + std::to_string(l.columns) + " columns as the header says, found " +
                           std::to_string(t.size()));
   NcclLogRow r{.line = pos.line};
-  r.size_bytes = static_cast<std::int64_t>(number(t[0], pos, "a size in bytes"));
-  r.count = static_cast<std::int64_t>(number(t[1], pos, "an element count"));
+  r.size_bytes = integer(t[0], pos, "a size in bytes");
+  r.count = integer(t[1], pos, "an element count");
   r.time_us = number(t[l.time], pos, "a time in us");
   r.algbw_gbps = number(t[l.time + 1], pos, "an algbw in GB/s");
   r.busbw_gbps = number(t[l.time + 2], pos, "a busbw in GB/s");
@@ -100,22 +126,32 @@ bool is_row(const std::vector<Token>& t) {
 }
 
 // "#  Rank  3 Group  0 Pid 46 on HOST device  3 [0x54] NVIDIA A100-SXM4-40GB" (old: no Group).
-void read_rank_line(const std::string& content, NcclLog& log, std::set<std::string>& hosts) {
-  static const std::regex kRank(R"(^#\s+Rank\s+(\d+)\s.*\son\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S))");
-  std::smatch m;
-  if (!std::regex_search(content, m, kRank)) return;
-  log.ranks = std::max(log.ranks, std::stoi(m[1].str()) + 1);
-  hosts.insert(m[2].str());
-  log.gpu_name = m[3].str();
+// `t` are the line's tokens from its content on; the GPU name is the rest of the line.
+void read_rank_line(const std::string& line, const std::vector<Token>& t, const SourcePos& pos, NcclLog& log,
+                    std::set<std::string>& hosts) {
+  if (t.size() < 3 || t[0].text != "#" || t[1].text != "Rank" || digits_at(t[2].text, 0) != t[2].text.size()) return;
+  std::size_t on = 3;
+  while (on < t.size() && t[on].text != "on") ++on;
+  if (on + 4 >= t.size() || t[on + 2].text != "device" || t[on + 4].text.front() != '[' || t[on + 4].text.back() != ']')
+    return;
+  if (t[2].text.size() > 9 || std::stoll(t[2].text) >= kMaxLogRanks)
+    throw ConfigError({pos.file, pos.line, t[2].column}, "",
+                      "expected a rank below " + std::to_string(kMaxLogRanks) + ", found " + t[2].text);
+  if (on + 5 >= t.size()) return;
+  log.ranks = std::max(log.ranks, static_cast<int>(std::stoll(t[2].text)) + 1);
+  hosts.insert(t[on + 1].text);
+  const std::size_t name = static_cast<std::size_t>(t[on + 5].column - 1);
+  std::size_t end = line.size();
+  while (end > name && std::isspace(static_cast<unsigned char>(line[end - 1]))) --end;
+  log.gpu_name = line.substr(name, end - name);
 }
 
 void infer_op(const std::string& text, NcclLog& log) {
-  static const std::regex kPerf(R"((all_reduce|all_gather|reduce_scatter|alltoall|broadcast|sendrecv)_perf)");
-  std::smatch m;
-  if (std::regex_search(text, m, kPerf)) {
-    log.op = *parse_op(m[1].str());
-    return;
-  }
+  for (const char* op : {"all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "sendrecv"})
+    if (text.find(std::string(op) + "_perf") != std::string::npos) {
+      log.op = *parse_op(op);
+      return;
+    }
   // No binary name: busbw/algbw of the largest row tells all-reduce (2(n−1)/n) from the rest.
   const auto& big = log.rows.back();
   const double ratio = big.algbw_gbps > 0 ? big.busbw_gbps / big.algbw_gbps : 1.0;
@@ -135,9 +171,9 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& file) {
     const std::size_t start = content_start(line);
     const std::string content = line.substr(start);
     const auto t = tokens_of(line, start);
-    read_rank_line(content, log, hosts);
-    if (auto l = header_layout(t)) layout = l;
     const SourcePos pos{file, number_of_line, 0};
+    read_rank_line(line, t, pos, log, hosts);
+    if (auto l = header_layout(t)) layout = l;
     if (layout && is_row(t)) log.rows.push_back(read_row(t, *layout, pos));
     if (content.rfind("# Avg bus bandwidth", 0) == 0 && t.size() >= 6) log.avg_busbw_gbps = number(t.back(), pos, "a bandwidth");
   }

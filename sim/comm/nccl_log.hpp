@@ -36,6 +36,10 @@ struct NcclLog {
   std::optional<double> avg_busbw_gbps{};
 };
 
+/// Ranks a log may name: far above any nccl-tests run, low enough that the cluster built for it
+/// stays small (a `#  Rank 100000` line built 16 GiB of routes).
+inline constexpr int kMaxLogRanks = 65536;
+
 /// Requires nothing of `text`; throws config::ConfigError naming `file`, the line and column.
 NcclLog parse_nccl_log(const std::string& text, const std::string& file);
 /// Reads the file first; a missing file is a ConfigError.

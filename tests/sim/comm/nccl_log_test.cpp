@@ -84,6 +84,20 @@ TEST_CASE("malformed logs are ConfigErrors with file, line and column") {
         "log.txt: no '#  Rank N ... device' lines: cannot tell how many GPUs ran");
 }
 
+TEST_CASE("hostile pastes: 30 KB lines, huge ranks and sizes are refused at their place (shared/reliability)") {
+  // These crashed the regex-based reader (stack overflow) or threw stoi / "negative size".
+  CHECK(error_of("#  Rank  0 " + std::string(30000, 'a') + "\n") ==
+        "log.txt: no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...'");
+  CHECK(error_of("[" + std::string(30000, '1') + ",0]<stdout>: hello\n") ==
+        "log.txt: no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...'");
+  const std::string rank = "#  Rank 99999999999 Group  0 Pid 1 on host device  0 [0x07] NVIDIA A100-SXM4-80GB\n";
+  CHECK(error_of(rank) == "log.txt:1:9: expected a rank below 65536, found 99999999999");
+  CHECK(error_of("#  Rank 65536 Group  0 Pid 1 on host device  0 [0x07] NVIDIA A100-SXM4-80GB\n") ==
+        "log.txt:1:9: expected a rank below 65536, found 65536");
+  CHECK(error_of(std::string(kHeader) + "  99999999999999999999999  2  float  sum  -1  8.9  0.00  0.00  0\n") ==
+        "log.txt:4:3: expected a size in bytes of at most 2^50, found '99999999999999999999999'");
+}
+
 TEST_CASE("the op comes from the binary name, else from busbw/algbw") {
   const std::string row = "     1048576        131072     float    none      -1    100.0   10.49    9.18      0\n";
   CHECK(parse_nccl_log(std::string("# all_gather_perf\n") + kHeader + row, "x").op == Op::all_gather);
