@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "hardware/hardware_readers.hpp"
+#include "sim/config/limits.hpp"
 
 namespace stepsim::hw {
 namespace {
@@ -41,6 +42,12 @@ int nics_per_server(const ClusterTemplate& t) {
   if (const auto* s = std::get_if<ServerTemplate>(&t.server)) return s->nics;
   const auto& nodes = std::get<ExplicitServer>(t.server).nodes;
   return static_cast<int>(std::count_if(nodes.begin(), nodes.end(), [](const Node& n) { return n.kind == NodeKind::nic; }));
+}
+
+int gpus_per_server(const ClusterTemplate& t) {
+  if (const auto* s = std::get_if<ServerTemplate>(&t.server)) return s->gpus;
+  const auto& nodes = std::get<ExplicitServer>(t.server).nodes;
+  return static_cast<int>(std::count_if(nodes.begin(), nodes.end(), [](const Node& n) { return n.kind == NodeKind::gpu; }));
 }
 
 // The place to blame for a shape that does not fit: the scenario's key, or the file.
@@ -100,13 +107,24 @@ Cluster read_preset_mapping(const Field& f) {
   if (auto v = f.optional("gpu")) t.gpu = find_gpu_spec(v->as_string(), v->pos(), v->path());
   ClusterShape shape;
   Blame nodes{f.pos(), f.path()}, gpus{f.pos(), f.path()};
-  if (auto v = f.optional("nodes")) {
-    shape.nodes = static_cast<int>(v->as_positive_int());
-    nodes = {v->pos(), v->path()};
+  // nodes × GPUs per node, checked before anything is built for them.
+  std::optional<Field> nodes_field = f.optional("nodes"), gpus_field = f.optional("gpus");
+  const std::int64_t servers = nodes_field ? nodes_field->as_positive_int() : t.servers;
+  const std::int64_t per_server = gpus_field ? gpus_field->as_positive_int() : gpus_per_server(t);
+  if (servers > config::kMaxGpus.max || per_server > config::kMaxGpus.max ||
+      servers * per_server > config::kMaxGpus.max) {
+    const Field& blamed = gpus_field && (!nodes_field || per_server > config::kMaxGpus.max) ? *gpus_field : *nodes_field;
+    const std::int64_t fits_int64 = std::int64_t{1} << 31;  // the product of two such counts does
+    const bool both_small = servers < fits_int64 && per_server < fits_int64;
+    blamed.fail(config::over_limit(config::kMaxGpus, both_small ? servers * per_server : std::max(servers, per_server)));
   }
-  if (auto v = f.optional("gpus")) {
-    shape.gpus_per_node = static_cast<int>(v->as_positive_int());
-    gpus = {v->pos(), v->path()};
+  if (nodes_field) {
+    shape.nodes = static_cast<int>(servers);
+    nodes = {nodes_field->pos(), nodes_field->path()};
+  }
+  if (gpus_field) {
+    shape.gpus_per_node = static_cast<int>(per_server);
+    gpus = {gpus_field->pos(), gpus_field->path()};
   }
   apply_shape(t, shape, nodes, gpus);
   if (auto v = f.optional("comm")) read_comm_params(*v, t.comm);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hardware/hardware_yaml.hpp"
+#include "sim/config/limits.hpp"
 #include "models/model_yaml.hpp"
 #include "sim/plan/rank_grid.hpp"
 #include "sim/plan/scenario.hpp"
@@ -17,7 +18,9 @@ using config::Field;
 Training read_training(const Field& f) {
   f.check_keys({"seq_len", "global_batch", "precision", "tokens", "price_per_gpu_hour"});
   Training t;
-  t.seq_len = f.required("seq_len").as_positive_int();
+  const Field seq = f.required("seq_len");
+  t.seq_len = seq.as_positive_int();
+  if (t.seq_len > config::kMaxSeqLen.max) seq.fail(config::over_limit(config::kMaxSeqLen, t.seq_len));
   Field batch = f.required("global_batch");
   t.global_batch = batch.as_positive_int();
   t.global_batch_pos = batch.pos();

@@ -1,0 +1,53 @@
+// The limits of sim/config/limits.hpp, refused where the value is written (whole messages), and
+// the largest accepted values still accepted. Reproducers: shared/reliability/scenario_*.
+#include <doctest/doctest.h>
+
+#include "tests/sim/plan/plan_fixture.hpp"
+
+using namespace stepsim::plan;
+
+namespace {
+
+std::string with(const std::string& hardware, const std::string& training, const std::string& strategy) {
+  return "name: l\nhardware: " + hardware + "\nmodel: llama-2-7b\ntraining: " + training + "\nstrategies:\n  - " +
+         strategy + "\n";
+}
+
+const char* kFourGpus = "{preset: dgx-a100, gpus: 4}";
+const char* kOneBatch = "{seq_len: 4096, global_batch: 4}";
+
+}  // namespace
+
+TEST_CASE("a sequence longer than 2^22 tokens is refused at training.seq_len") {
+  CHECK_THROWS_WITH(plan_test::scenario(with(kFourGpus, "{seq_len: 1000000000, global_batch: 4}", "{name: a, dp: 4}")),
+                    "test.yaml:4:21: training.seq_len: expected at most 4,194,304 tokens per sequence (a limit of "
+                    "stepsim: attention work and step time grow with its square), found 1,000,000,000");
+  CHECK(plan_test::scenario(with(kFourGpus, "{seq_len: 4194304, global_batch: 4}", "{name: a, dp: 4}")).training.seq_len ==
+        4194304);
+}
+
+TEST_CASE("more than 65,536 GPUs are refused at nodes or gpus, before anything is built") {
+  // 2^31 nodes overflowed an int ("servers < 1"); 125,000 DGX servers = 1,000,000 GPUs and a
+  // billion GPUs in one server ran out of memory.
+  const std::string message = ": expected at most 65,536 GPUs in a cluster (a limit of stepsim: the cluster's graph "
+                              "and routes grow with it), found ";
+  CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, nodes: 2147483648}", kOneBatch, "{name: a, dp: 1}")),
+                    ("test.yaml:2:37: hardware.nodes" + message + "2,147,483,648").c_str());
+  CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, nodes: 125000}", kOneBatch, "{name: a, dp: 1}")),
+                    ("test.yaml:2:37: hardware.nodes" + message + "1,000,000").c_str());
+  CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, gpus: 1000000000}", kOneBatch, "{name: a, dp: 1}")),
+                    ("test.yaml:2:36: hardware.gpus" + message + "1,000,000,000").c_str());
+  // 8,192 servers of 8 = 65,536 GPUs is the largest accepted cluster (only read here, not simulated).
+  CHECK(plan_test::scenario(with("{preset: dgx-a100, nodes: 8192}", kOneBatch, "{name: a, dp: 1}")).cluster.gpu_count() ==
+        65536);
+}
+
+TEST_CASE("more than 4,096 microbatches per step are refused at the strategy's micro_batch") {
+  // 100,000 sequences, micro-batch 1, dp 1 (tp 2 · pp 2 on 4 GPUs): 100,000 microbatches ran past a minute.
+  const Scenario sc =
+      plan_test::scenario(with(kFourGpus, "{seq_len: 512, global_batch: 100000}", "{name: a, tp: 2, pp: 2, micro_batch: 1}"));
+  CHECK_THROWS_WITH(check_strategy(sc, sc.strategies.front()),
+                    "test.yaml:6:42: strategies[0].micro_batch: expected at most 4,096 microbatches per step (a limit "
+                    "of stepsim: each one is simulated pass by pass), found 100,000 = training.global_batch / "
+                    "(micro_batch·dp) = 100000 / 1; raise micro_batch or dp, or lower the global batch");
+}
