@@ -7,6 +7,7 @@
 
 #include "hardware/hardware_readers.hpp"
 #include "sim/config/limits.hpp"
+#include "sim/config/paths.hpp"
 
 namespace stepsim::hw {
 namespace {
@@ -88,7 +89,7 @@ ClusterTemplate load_template(const std::string& name_or_path, const fs::path& b
                               const SourcePos& where, const std::string& key) {
   if (!looks_like_path(name_or_path)) {
     const fs::path preset = presets_dir() / (name_or_path + ".yaml");
-    if (!fs::exists(preset)) fail_unknown_preset(name_or_path, where, key);
+    if (!config::path_exists(preset)) fail_unknown_preset(name_or_path, where, key);
     const auto doc = config::YamlDocument::load_file(preset.string());
     return read_template(doc.root(), name_or_path);
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "sim/config/paths.hpp"
+
 namespace stepsim::models {
 namespace {
 
@@ -136,7 +138,7 @@ ModelSpec read_model_yaml(const Field& root, const std::string& default_name) {
 ModelSpec load_model(const std::string& preset_or_path) {
   if (looks_like_path(preset_or_path)) return read_document(preset_or_path);
   const fs::path preset = presets_dir() / (preset_or_path + ".yaml");
-  if (!preset_or_path.empty() && fs::exists(preset)) return read_document(preset.string());
+  if (!preset_or_path.empty() && config::path_exists(preset)) return read_document(preset.string());
   throw ConfigError({}, "", unknown_model_message(preset_or_path));
 }
 
@@ -145,15 +147,15 @@ ModelSpec read_model(const Field& field) {
   const std::string text = field.as_string();
   if (!looks_like_path(text)) {
     const fs::path preset = presets_dir() / (text + ".yaml");
-    if (text.empty() || !fs::exists(preset)) field.fail(unknown_model_message(text));
+    if (text.empty() || !config::path_exists(preset)) field.fail(unknown_model_message(text));
     return read_document(preset.string());
   }
   fs::path path(text);
-  if (path.is_relative() && !fs::exists(path)) {
+  if (path.is_relative() && !config::path_exists(path)) {
     const fs::path beside = fs::path(field.file()).parent_path() / path;
-    if (fs::exists(beside)) path = beside;
+    if (config::path_exists(beside)) path = beside;
   }
-  if (!fs::exists(path)) field.fail("no model file '" + text + "' (relative paths are tried from the working "
+  if (!config::path_exists(path)) field.fail("no model file '" + text + "' (relative paths are tried from the working "
                                     "directory and next to " + field.file() + ")");
   return read_document(path.string());
 }

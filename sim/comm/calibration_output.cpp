@@ -7,6 +7,7 @@
 
 #include "sim/comm/calibration.hpp"
 #include "sim/config/config_error.hpp"
+#include "sim/config/paths.hpp"
 
 namespace stepsim::comm {
 namespace {
@@ -20,7 +21,7 @@ std::string duration_text(std::int64_t ps) {
 // A preset name is a file in hardware/presets; anything else is a path.
 std::string hardware_text(const std::string& hardware) {
   std::filesystem::path path(hardware);
-  if (!std::filesystem::exists(path)) path = std::filesystem::path(STEPSIM_DATA_DIR) / "hardware" / "presets" / (hardware + ".yaml");
+  if (!config::path_exists(path)) path = std::filesystem::path(STEPSIM_DATA_DIR) / "hardware" / "presets" / (hardware + ".yaml");
   std::ifstream in(path);
   if (!in) throw config::ConfigError({hardware, 0, 0}, "", "cannot read the hardware file to write the calibrated copy");
   std::ostringstream text;

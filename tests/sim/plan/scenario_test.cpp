@@ -60,3 +60,13 @@ TEST_CASE("a precision the GPU has no tensor cores for is refused where it is wr
   CHECK(plan_test::scenario(head + "training: {seq_len: 1024, global_batch: 8, precision: fp16}\n" + tail)
             .training.precision == Precision::fp16);
 }
+
+TEST_CASE("a name too long for the file system is an unknown preset, not an internal error") {
+  // stat() of a 300-byte file name fails with ENAMETOOLONG, which std::filesystem::exists threw.
+  const std::string name(300, 'm');
+  const std::string rest = "training: {seq_len: 1024, global_batch: 8}\nstrategies:\n  - {name: a}\n";
+  CHECK_THROWS_WITH(plan_test::scenario("name: v\nhardware: {preset: dgx-a100, gpus: 1}\nmodel: " + name + "\n" + rest),
+                    doctest::Contains("test.yaml:3:8: model: unknown model 'mmmm"));
+  CHECK_THROWS_WITH(plan_test::scenario("name: v\nhardware: " + name + "\nmodel: llama-2-7b\n" + rest),
+                    doctest::Contains("test.yaml:2:11: hardware: unknown hardware preset 'mmmm"));
+}
