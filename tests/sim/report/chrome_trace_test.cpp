@@ -15,6 +15,14 @@ using report::testing::parse_json;
 TEST_CASE("JSON strings are escaped") {
   CHECK(report::json_quote("a\"b\\c\nd\x01") == "\"a\\\"b\\\\c\\nd\\u0001\"");
   CHECK(report::json_quote("GPU \xe2\x86\x92 NIC") == "\"GPU \xe2\x86\x92 NIC\"");  // UTF-8 passes through
+  // Bytes that are not UTF-8 become U+FFFD (shared/reliability/scenario_nonutf8_name): a Latin-1
+  // e-acute, a lone continuation byte, an overlong '/', a surrogate, a sequence cut short.
+  CHECK(report::json_quote("caf\xe9") == "\"caf\\ufffd\"");
+  CHECK(report::json_quote("\x80x") == "\"\\ufffdx\"");
+  CHECK(report::json_quote("\xc0\xaf") == "\"\\ufffd\\ufffd\"");
+  CHECK(report::json_quote("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");
+  CHECK(report::json_quote("\xf0\x9f\x98") == "\"\\ufffd\\ufffd\\ufffd\"");
+  CHECK(report::json_quote("\xf0\x9f\x98\x80") == "\"\xf0\x9f\x98\x80\"");  // U+1F600 passes
   std::ostringstream out;
   report::JsonWriter w(out);
   w.begin_object().key("a").value(1).key("b").begin_array().value(0.5).value("x").null().value(true).end_array();
