@@ -72,12 +72,15 @@ void print_run_reports(const po::variables_map& vm, const plan::Scenario& sc, co
   if (sc.training.tokens) std::cout << "\n" << report::format_time_and_money(results, *sc.training.tokens, price_of(vm, sc));
   for (const auto& r : results) {
     if (vm.count("explain")) std::cout << "\n" << report::format_critical_path(report::critical_path(r), r);
-    if (!vm.count("ascii") && !vm.count("svg")) continue;
-    const auto view = report::build_pipeline_view(r);
-    if (vm.count("ascii")) std::cout << "\n" << report::render_pipeline_ascii(view);
-    if (vm.count("svg"))
-      write_file("svg", path_for(vm["svg"].as<std::string>(), r.name, results.size() > 1), report::render_pipeline_svg(view));
+    if (vm.count("ascii")) std::cout << "\n" << report::render_pipeline_ascii(report::build_pipeline_view(r));
   }
+}
+
+void write_run_files(const po::variables_map& vm, const std::vector<plan::StepResult>& results) {
+  if (vm.count("svg"))
+    for (const auto& r : results)
+      write_file("svg", path_for(vm["svg"].as<std::string>(), r.name, results.size() > 1),
+                 report::render_pipeline_svg(report::build_pipeline_view(r)));
   if (vm.count("trace")) write_traces(vm, results);
 }
 

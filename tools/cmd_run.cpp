@@ -39,6 +39,11 @@ int run_run(const Args& args) {
   plan::SimOptions opt;
   opt.fidelity = parse_fidelity((*vm)["fidelity"].as<std::string>());
   opt.detail = reports_need_detail(*vm);
+  if (vm->count("json") && (*vm)["json"].as<std::string>() == "-")
+    for (const char* text : {"explain", "ascii"})
+      if (vm->count(text))
+        throw UsageError(std::string("--json - writes JSON to stdout; --") + text +
+                         " would print text into it (write the JSON to a file: --json FILE)");
   std::vector<plan::StepResult> results;
   bool found = false;
   for (const auto& s : sc.strategies) {
@@ -55,6 +60,7 @@ int run_run(const Args& args) {
     std::cout << sc.name << "\n\n";
     print_run_reports(*vm, sc, results);
   }
+  write_run_files(*vm, results);
   if (vm->count("json")) {
     const std::string path = (*vm)["json"].as<std::string>();
     if (json_to_stdout) {

@@ -15,6 +15,18 @@ expect_stdout_contains '"name":"dp8"' "only the chosen strategy"
 expect_stdout_contains '"exposed_comm_s":{"tp":' "exposed communication by class"
 expect_stdout_contains '"fits":true' "fits"
 
+# --json - still writes the trace it was asked for (it was silently skipped), and refuses text
+# reports that would land inside the JSON.
+rm -f trace.json
+run_stepsim run "$scenario" --strategy dp8 --set training.global_batch=32 --json - --trace trace.json
+expect_status 0 "--json - with --trace"
+checks=$((checks + 1))
+[ -s trace.json ] || fail "--json - --trace wrote no trace"
+expect_stdout_contains '"name":"dp8"' "the JSON still goes to stdout"
+run_stepsim run "$scenario" --json - --explain
+expect_status 2 "--json - with --explain"
+expect_stderr "--json - writes JSON to stdout; --explain would print text into it (write the JSON to a file: --json FILE)" "says why and what to do"
+
 run_stepsim run "$scenario" --set strategies[0].tp=3
 expect_status 2 "an invalid plan is bad input"
 expect_stderr "$scenario:7:21: strategies[0].tp: tp·pp = 3 does not divide the 8 GPUs of dgx-a100" "the error names the field"
