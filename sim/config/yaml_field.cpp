@@ -2,11 +2,13 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "sim/config/units.hpp"
+#include "sim/config/utf8.hpp"
 
 namespace stepsim::config {
 namespace {
@@ -214,6 +216,18 @@ YamlDocument::YamlDocument(YAML::Node root, std::string file)
     : root_(std::move(root)), file_(std::make_shared<const std::string>(std::move(file))) {}
 
 YamlDocument YamlDocument::load_string(const std::string& text, const std::string& name) {
+  // YAML 1.2 §5.2: a stream is Unicode; yaml-cpp would pass stray bytes on into names and output.
+  for (std::size_t i = 0, line = 1, column = 1; i < text.size(); ++column) {
+    const std::size_t n = utf8_sequence(text, i);
+    if (n == 0) {
+      char found[8];
+      std::snprintf(found, sizeof found, "0x%02x", static_cast<unsigned>(static_cast<unsigned char>(text[i])));
+      throw ConfigError({name, static_cast<int>(line), static_cast<int>(column)}, "",
+                        std::string("expected UTF-8 text (YAML files are Unicode), found the byte ") + found);
+    }
+    if (text[i] == '\n') ++line, column = 0;
+    i += n;
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -4,28 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/config/utf8.hpp"
+
 namespace stepsim::report {
-
-namespace {
-
-// Bytes of the well-formed UTF-8 sequence starting at text[i] (RFC 3629 §4: no overlong forms,
-// no surrogates, nothing above U+10FFFF), or 0 if there is none.
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char b0 = byte(i);
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-  if (b0 >= 0xC2 && b0 <= 0xDF) n = 2;
-  else if (b0 >= 0xE0 && b0 <= 0xEF) n = 3, lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;
-  else if (b0 >= 0xF0 && b0 <= 0xF4) n = 4, lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;
-  else return 0;
-  if (i + n > text.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k)
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  return n;
-}
-
-}  // namespace
 
 // JSON text is UTF-8 (RFC 8259 §8.1): a byte that starts no valid sequence (a Latin-1 name in a
 // scenario) becomes U+FFFD, the replacement character, instead of making the output unreadable.
@@ -48,7 +29,7 @@ std::string json_quote(std::string_view text) {
           out += buf;
         } else if (static_cast<unsigned char>(c) < 0x80) {
           out += c;
-        } else if (const std::size_t n = utf8_sequence(text, i); n > 0) {
+        } else if (const std::size_t n = config::utf8_sequence(text, i); n > 0) {
           out.append(text.substr(i, n));
           i += n - 1;
         } else {

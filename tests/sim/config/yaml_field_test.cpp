@@ -121,3 +121,14 @@ TEST_CASE("--set replaces a scalar by dotted path, and says when the path leads 
     CHECK(std::string(e.what()) == "--set training.global_bach=1: training: no key 'global_bach' to set in s.yaml");
   }
 }
+
+TEST_CASE("a file that is not UTF-8 is refused at its first bad byte; UTF-8 passes") {
+  // YAML 1.2 §5.2: streams are Unicode. A Latin-1 e-acute (0xE9) at line 2, column 9; an
+  // overlong '/' (0xC0 0xAF) is no UTF-8 either. "caf\xc3\xa9" is the same word in UTF-8.
+  CHECK_THROWS_WITH(stepsim::config::YamlDocument::load_string("a: 1\nname: caf\xe9\n", "t.yaml"),
+                    "t.yaml:2:10: expected UTF-8 text (YAML files are Unicode), found the byte 0xe9");
+  CHECK_THROWS_WITH(stepsim::config::YamlDocument::load_string("x: \xc0\xaf\n", "t.yaml"),
+                    "t.yaml:1:4: expected UTF-8 text (YAML files are Unicode), found the byte 0xc0");
+  CHECK(stepsim::config::YamlDocument::load_string("name: caf\xc3\xa9 \xe2\x86\x92\n", "t.yaml")
+            .root().required("name").as_string() == "caf\xc3\xa9 \xe2\x86\x92");
+}
