@@ -36,6 +36,7 @@ std::vector<std::string> row(std::size_t rank, const plan::StepResult& r) {
           share(r.exposed_comm_s.dp, r),
           share(r.exposed_comm_s.zero, r),
           share(r.sync_stall_s, r),
+          share(r.host_bound_s, r),
           memory(r)};
 }
 
@@ -59,13 +60,14 @@ std::string format_ranking(const SweepOutcome& outcome, std::size_t top) {
   const auto order = ranking(outcome);
   if (order.empty()) return "no plan fits in memory\n";
   report::TextTable table({"#", "plan", "tokens/s", "step", "TFLOP/s/GPU", "MFU", "HFU", "m", "bubble", "TP comm",
-                           "PP comm", "DP comm", "ZeRO comm", "stalls", "peak memory"},
+                           "PP comm", "DP comm", "ZeRO comm", "stalls", "host", "peak memory"},
                           {Align::right, Align::left, Align::right, Align::right, Align::right, Align::right,
                            Align::right, Align::right, Align::right, Align::right, Align::right, Align::right,
-                           Align::right, Align::right, Align::right});
+                           Align::right, Align::right, Align::right, Align::right});
   for (std::size_t i = 0; i < order.size() && i < top; ++i) table.add_row(row(i + 1, outcome.results[order[i]].result));
   return table.render() +
-         "comm and stalls: exposed time as a share of the step; m: microbatches per step; ranked by tokens/s\n";
+         "comm and stalls: exposed time as a share of the step; host: GPU idle while its host thread issues "
+         "kernels; m: microbatches per step; ranked by tokens/s\n";
 }
 
 std::string format_counts(const SweepOutcome& o) {
