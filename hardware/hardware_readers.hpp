@@ -17,6 +17,9 @@ GpuSpec find_gpu_spec(const std::string& name, const config::SourcePos& where, c
 std::vector<GpuSpec> load_all_gpu_specs();
 
 /// Overwrites the fields of `into` that `f` (a `comm:` mapping) sets.
+/// A count of servers or of GPUs per server: above the GPU limit (config/limits.hpp) it is too
+/// many on its own, and would not fit an int; the cluster's total is checked once the shape is set.
+int read_gpu_count(const config::Field& v, const char* what);
 void read_comm_params(const config::Field& f, CommParams& into);
 /// `server:` in either form; GPU figures fill what a template leaves out.
 std::variant<ServerTemplate, ExplicitServer> read_server(const config::Field& f, const GpuSpec& gpu);

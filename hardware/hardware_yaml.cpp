@@ -32,7 +32,7 @@ ClusterTemplate read_template(const Field& root, const std::string& default_name
   const Field gpu = root.required("gpu");
   t.gpu = find_gpu_spec(gpu.as_string(), gpu.pos(), gpu.path());
   if (auto v = root.optional("price_per_gpu_hour")) t.gpu.price_per_hour = v->as_positive_double();
-  if (auto v = root.optional("servers")) t.servers = static_cast<int>(v->as_positive_int());
+  if (auto v = root.optional("servers")) t.servers = read_gpu_count(*v, "servers");
   t.server = read_server(root.required("server"), t.gpu);
   if (auto v = root.optional("network")) t.network = read_network(*v);
   if (auto v = root.optional("comm")) read_comm_params(*v, t.comm);
@@ -63,6 +63,11 @@ void apply_shape(ClusterTemplate& t, const ClusterShape& shape, const Blame& nod
     auto* s = std::get_if<ServerTemplate>(&t.server);
     if (!s) throw ConfigError(gpus.pos, gpus.key, "the server of '" + t.name + "' is drawn link by link; its GPU count cannot be changed");
     s->gpus = *shape.gpus_per_node;
+  }
+  // Checked before anything is built for them (a million GPUs ran out of memory building routes).
+  if (const std::int64_t total = static_cast<std::int64_t>(t.servers) * gpus_per_server(t); total > config::kMaxGpus.max) {
+    const Blame& blame = shape.nodes || !shape.gpus_per_node ? nodes : gpus;
+    throw ConfigError(blame.pos, blame.key, config::over_limit(config::kMaxGpus, total));
   }
   if (t.servers > 1 && !t.network)
     throw ConfigError(nodes.pos, nodes.key, "'" + t.name + "' has no 'network', so it cannot have " + std::to_string(t.servers) + " servers");
@@ -108,24 +113,13 @@ Cluster read_preset_mapping(const Field& f) {
   if (auto v = f.optional("gpu")) t.gpu = find_gpu_spec(v->as_string(), v->pos(), v->path());
   ClusterShape shape;
   Blame nodes{f.pos(), f.path()}, gpus{f.pos(), f.path()};
-  // nodes × GPUs per node, checked before anything is built for them.
-  std::optional<Field> nodes_field = f.optional("nodes"), gpus_field = f.optional("gpus");
-  const std::int64_t servers = nodes_field ? nodes_field->as_positive_int() : t.servers;
-  const std::int64_t per_server = gpus_field ? gpus_field->as_positive_int() : gpus_per_server(t);
-  if (servers > config::kMaxGpus.max || per_server > config::kMaxGpus.max ||
-      servers * per_server > config::kMaxGpus.max) {
-    const Field& blamed = gpus_field && (!nodes_field || per_server > config::kMaxGpus.max) ? *gpus_field : *nodes_field;
-    const std::int64_t fits_int64 = std::int64_t{1} << 31;  // the product of two such counts does
-    const bool both_small = servers < fits_int64 && per_server < fits_int64;
-    blamed.fail(config::over_limit(config::kMaxGpus, both_small ? servers * per_server : std::max(servers, per_server)));
+  if (auto v = f.optional("nodes")) {
+    shape.nodes = read_gpu_count(*v, "servers");
+    nodes = {v->pos(), v->path()};
   }
-  if (nodes_field) {
-    shape.nodes = static_cast<int>(servers);
-    nodes = {nodes_field->pos(), nodes_field->path()};
-  }
-  if (gpus_field) {
-    shape.gpus_per_node = static_cast<int>(per_server);
-    gpus = {gpus_field->pos(), gpus_field->path()};
+  if (auto v = f.optional("gpus")) {
+    shape.gpus_per_node = read_gpu_count(*v, "GPUs per server");
+    gpus = {v->pos(), v->path()};
   }
   apply_shape(t, shape, nodes, gpus);
   if (auto v = f.optional("comm")) read_comm_params(*v, t.comm);
@@ -134,6 +128,12 @@ Cluster read_preset_mapping(const Field& f) {
 }
 
 }  // namespace
+
+int read_gpu_count(const Field& v, const char* what) {
+  const std::int64_t n = v.as_positive_int();
+  if (n > config::kMaxGpus.max) v.fail(config::over_limit(config::kMaxGpus, n) + " " + what);
+  return static_cast<int>(n);
+}
 
 void read_comm_params(const Field& f, CommParams& c) {
   f.check_keys({"nvlink_efficiency", "pcie_efficiency", "network_efficiency", "host_memory_efficiency",

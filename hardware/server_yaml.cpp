@@ -41,7 +41,7 @@ ServerTemplate read_pcie_side(const Field& f, const GpuSpec& gpu, ServerTemplate
 ServerTemplate read_template(const Field& f, const GpuSpec& gpu) {
   f.check_keys({"gpus", "nvlink", "pcie", "sockets", "socket_link", "p2p", "nics", "host_memory"});
   ServerTemplate t;
-  t.gpus = static_cast<int>(f.required("gpus").as_positive_int());
+  t.gpus = read_gpu_count(f.required("gpus"), "GPUs per server");
   if (auto nv = f.optional("nvlink")) {
     nv->check_keys({"topology", "bandwidth", "links", "latency", "label"});
     const std::string topo = nv->required("topology").as_choice({"nvswitch", "pairs", "none"});

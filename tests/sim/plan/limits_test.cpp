@@ -2,6 +2,7 @@
 // the largest accepted values still accepted. Reproducers: shared/reliability/scenario_*.
 #include <doctest/doctest.h>
 
+#include "hardware/hardware_yaml.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
 
 using namespace stepsim::plan;
@@ -27,16 +28,22 @@ TEST_CASE("a sequence longer than 2^22 tokens is refused at training.seq_len") {
 }
 
 TEST_CASE("more than 65,536 GPUs are refused at nodes or gpus, before anything is built") {
-  // 2^31 nodes overflowed an int ("servers < 1"); 125,000 DGX servers = 1,000,000 GPUs and a
-  // billion GPUs in one server ran out of memory.
+  // 2^31 nodes overflowed an int ("servers < 1"); 125,000 DGX servers and a billion GPUs in one
+  // server ran out of memory. A count above the GPU limit is too many on its own; otherwise
+  // nodes × GPUs per node is checked (10,000 × 8 = 80,000).
   const std::string message = ": expected at most 65,536 GPUs in a cluster (a limit of stepsim: the cluster's graph "
                               "and routes grow with it), found ";
   CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, nodes: 2147483648}", kOneBatch, "{name: a, dp: 1}")),
-                    ("test.yaml:2:37: hardware.nodes" + message + "2,147,483,648").c_str());
+                    ("test.yaml:2:37: hardware.nodes" + message + "2,147,483,648 servers").c_str());
   CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, nodes: 125000}", kOneBatch, "{name: a, dp: 1}")),
-                    ("test.yaml:2:37: hardware.nodes" + message + "1,000,000").c_str());
+                    ("test.yaml:2:37: hardware.nodes" + message + "125,000 servers").c_str());
   CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, gpus: 1000000000}", kOneBatch, "{name: a, dp: 1}")),
-                    ("test.yaml:2:36: hardware.gpus" + message + "1,000,000,000").c_str());
+                    ("test.yaml:2:36: hardware.gpus" + message + "1,000,000,000 GPUs per server").c_str());
+  CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, nodes: 10000}", kOneBatch, "{name: a, dp: 1}")),
+                    ("test.yaml:2:37: hardware.nodes" + message + "80,000").c_str());
+  // The command-line shape goes through the same check (stepsim collective --nodes).
+  CHECK_THROWS_WITH(stepsim::hw::load_cluster("dgx-a100", stepsim::hw::ClusterShape{.nodes = 10000, .gpus_per_node = std::nullopt}),
+                    ("dgx-a100" + message + "80,000").c_str());
   // 8,192 servers of 8 = 65,536 GPUs is the largest accepted cluster (only read here, not simulated).
   CHECK(plan_test::scenario(with("{preset: dgx-a100, nodes: 8192}", kOneBatch, "{name: a, dp: 1}")).cluster.gpu_count() ==
         65536);
