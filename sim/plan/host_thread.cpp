@@ -1,5 +1,7 @@
 #include "sim/plan/host_thread.hpp"
 
+#include <algorithm>
+
 namespace stepsim::plan {
 
 bool host_keeps_ahead(const PassSegments& pass) {
@@ -37,8 +39,9 @@ void HostThread::start_pass(const std::vector<int>& ranks, std::vector<core::Tas
   }
 }
 
-void HostThread::issue(int r, std::int64_t first_ps, std::int64_t total_ps, int layer) {
+void HostThread::issue(int r, std::int64_t total_ps, int layer) {
   issued_[r].reset();
+  const std::int64_t first_ps = std::min(b_.cost_in.host_call_ps, total_ps);
   if (keeps_ahead_) {
     if (!first_call_) return;
     total_ps = first_ps;

@@ -36,9 +36,9 @@ class HostThread {
   /// `keeps_ahead`: host_keeps_ahead() of the pass.
   void start_pass(const std::vector<int>& ranks, std::vector<core::TaskId>& tail, const Pass& pass,
                   bool keeps_ahead);
-  /// The calls of rank r's next segment, `total_ps` of host time whose first call ends
-  /// `first_ps` in; only the pass's first call where the host keeps ahead.
-  void issue(int r, std::int64_t first_ps, std::int64_t total_ps, int layer);
+  /// The calls of rank r's next segment, `total_ps` of host time; its first call (one
+  /// host_call_overhead) lets the GPU start. Only the pass's first call where the host keeps ahead.
+  void issue(int r, std::int64_t total_ps, int layer);
   /// After every rank's issue() of a segment with calls: the next call is not the pass's first.
   void end_segment() { first_call_ = false; }
   void after_first_call(int r, core::TaskId gpu_task) const;

@@ -1,6 +1,5 @@
 #include "sim/plan/stage_costs.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include "models/compute_time.hpp"
@@ -89,12 +88,6 @@ std::vector<Segment> fold_tail(std::vector<Segment> segs) {
   return segs;
 }
 
-// The first of a segment's calls ends `call_ps` after it starts: its first kernel can run then.
-std::vector<Segment> with_first_call(std::vector<Segment> segs, std::int64_t call_ps) {
-  for (auto& s : segs) s.first_call_ps = std::min(call_ps, s.host_ps);
-  return segs;
-}
-
 LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& points, const CostInputs& in) {
   std::vector<models::OpTime> times;
   std::vector<HostTime> host;
@@ -110,7 +103,7 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
     c.bwd_flops += op.bwd_input_flops + op.bwd_weight_flops;
     if (op.recompute) c.recompute_flops += op.fwd_flops;
   }
-  c.fwd = with_first_call(fold_tail(forward_segments(times, host, points)), in.host_call_ps);
+  c.fwd = fold_tail(forward_segments(times, host, points));
   if (full) {
     for (const Segment& s : c.fwd) {
       Segment again = s;
@@ -118,8 +111,7 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
       c.bwd.push_back(again);
     }
   }
-  for (const Segment& s : with_first_call(
-           fold_tail(backward_segments(times, host, points, in.split_weight, full, in.tp_overlap)), in.host_call_ps))
+  for (const Segment& s : fold_tail(backward_segments(times, host, points, in.split_weight, full, in.tp_overlap)))
     c.bwd.push_back(s);
   if (!in.split_weight) c.weight_ps = 0;
   return c;

@@ -39,9 +39,8 @@ struct Segment {
   /// compute_ps.
   std::int64_t overlap_ps = 0;
   /// Host time to issue this segment's kernels and its collective (the framework's CPU thread,
-  /// hw::CommParams::host_call_overhead per call); the first call ends at first_call_ps.
+  /// hw::CommParams::host_call_overhead per call).
   std::int64_t host_ps = 0;
-  std::int64_t first_call_ps = 0;
 };
 
 struct LayerCost {

@@ -133,7 +133,7 @@ class StageEmitter {
       const core::Duration tp{last ? fp.tp.ps - (pieces - 1) * (fp.tp.ps / pieces) : fp.tp.ps / pieces};
       const std::int64_t host = last ? fp.host_ps - (pieces - 1) * (fp.host_ps / pieces) : fp.host_ps / pieces;
       for (int r : all_) {
-        host_.issue(r, std::min(b_.cost_in.host_call_ps, host), host, -1);
+        host_.issue(r, host, -1);
         tail_[r] = b_.compute(r, compute, cat, -1, pass_.microbatch, pass_.chunk);
         host_.after_first_call(r, tail_[r]);
       }
@@ -247,7 +247,7 @@ class StageEmitter {
 
   void segments(const std::vector<Segment>& segs, TaskCategory cat, int layer) {
     for (const Segment& seg : segs) {
-      for (int r : all_) host_.issue(r, seg.first_call_ps, seg.host_ps, layer);
+      for (int r : all_) host_.issue(r, seg.host_ps, layer);
       if (seg.host_ps > 0) host_.end_segment();
       if (seg.compute_ps > 0) {
         for (int r : all_) {
