@@ -1,16 +1,15 @@
 // How each collective becomes engine tasks, chosen per class and fidelity:
 // - flows: comm::add_collective on the shared Network, so it contends for links with everything
-//   else (PP transfers always; DP and ZeRO collectives in full fidelity).
+//   else: TP, PP and (in full fidelity) DP and ZeRO collectives. On a PCIe box a TP all-reduce
+//   and a DP bucket share each GPU's link to its switch (tests/sim/plan/tp_contention_test.cpp).
 // - timed: the members form a group and finish a fixed time after the group arrives. Used for
-//   TP collectives whose group sits in one server: their time on an idle NVSwitch/PCIe fabric is
-//   comm::estimate (which matches the engine on idle symmetric topologies); exact unless other
-//   traffic shares those intra-server links at the same moment (PP and DP of the common rank
-//   orders leave the server through its NICs). Also used in symmetric fidelity for DP/ZeRO: the
-//   time of the bucket when EVERY concurrent DP group of that stage (one per TP index) runs it
-//   at once on a scratch engine, so NIC sharing between groups is what the full cluster sees.
-//   Both caches are keyed by size, so a step with 100 identical buckets simulates one.
+//   the fused passes of large clusters (task_builder_fused.cpp), whose TP collectives of one pass
+//   are one timed task: comm::estimate of the group on an idle server, which matches the engine
+//   on idle symmetric topologies. Also used in symmetric fidelity for DP/ZeRO: the time of the
+//   bucket when EVERY concurrent DP group of that stage (one per TP index) runs it at once on a
+//   scratch engine, so NIC sharing between groups is what the full cluster sees. Both caches are
+//   keyed by size, so a step with 100 identical buckets simulates one.
 #include <cmath>
-#include <set>
 
 #include "sim/plan/task_graph.hpp"
 
@@ -20,11 +19,6 @@ std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std
   if (const auto& bw = b_.opt.hooks.comm_bytes_per_s) {
     const bool free = std::isinf(*bw) || bytes == 0;
     return timed(streams, free ? core::Duration{} : core::transfer_time(bytes, *bw));
-  }
-  if (cls == CommClass::tp) {
-    std::set<int> servers;
-    for (int g : group) servers.insert(b_.sc.cluster.server_of(g));
-    if (servers.size() == 1) return timed(streams, isolated_time(op, group, bytes));
   }
   if ((cls == CommClass::dp || cls == CommClass::zero) && streams.size() < group.size())
     return timed(streams, concurrent_dp_time(op, bytes, stage, group));
