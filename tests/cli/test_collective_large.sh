@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # stepsim collective over large groups: 128 ranks fold their rings by default (--fidelity auto,
-# comm::use_coarse_mode) and finish in seconds; step mode took over ten minutes here.
+# comm::use_coarse_mode); the title says so. How fast that is belongs to benchmarks, not to this
+# test, which also runs under the sanitizers.
 source "$SOURCE_DIR/tests/cli/lib.sh"
 
 # The tuner picks tree here, walked outside the engine where its budgets allow and else timed on
 # paper; --algo ring runs the folded ring in the engine up to 256 MiB (its levels are too large
-# for the whole-plan lattice). Together ~6 s in Release; the bound leaves room for the sanitizer
-# build and catches a fall back to step mode (minutes).
-start=$SECONDS
+# for the whole-plan lattice).
 run_stepsim collective --hardware dgx-a100 --nodes 128 --gpus 1 -b 1M -e 16M -f 4
 expect_status 0 "128 ranks, auto"
 expect_stdout_contains "over 128 GPUs of dgx-a100 (simulated, coarse: rings folded, other steps walked outside the engine;" "title says coarse"
@@ -17,8 +16,6 @@ expect_stdout_contains "# Avg bus bandwidth    :" "nccl-tests closing line"
 run_stepsim collective --hardware dgx-a100 --nodes 128 --gpus 1 -b 1M -e 256M -f 4 --algo ring
 expect_status 0 "128 ranks, folded ring"
 expect_stdout_contains "   268435456      67108864     float     sum      -1" "256 MiB row"
-checks=$((checks + 1))
-[ $((SECONDS - start)) -le 60 ] || fail "128 ranks took $((SECONDS - start)) s; coarse mode should take seconds"
 
 run_stepsim collective --hardware dgx-a100 --nodes 2 --gpus 8 -b 16M -e 16M --algo ring --fidelity full
 expect_status 0 "full fidelity on 16 ranks"

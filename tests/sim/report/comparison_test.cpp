@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "sim/report/comparison.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/text_table.hpp"
@@ -72,11 +75,14 @@ TEST_CASE("the comparison table shows every metric with units and marks the best
   CHECK(out.find("60.0 ms (12.0 %)") != std::string::npos);
   CHECK(out.find("60.0 / 80.0 GiB") != std::string::npos);
   CHECK(out.find("* best: highest tokens/s") != std::string::npos);
-  // Every line of the table body has the same column layout: the first value column starts at the
-  // same offset on the header line and the step time line.
-  const auto header_end = out.find('\n');
-  CHECK(out.find("exposed TP comm") != std::string::npos);
-  CHECK(header_end < out.size());
+  // Every value column is right-aligned, so every line of the table (header, rule, each metric)
+  // ends at the same column: the last plan's values line up under its name.
+  const std::string table = out.substr(0, out.find("* best"));
+  std::vector<std::size_t> widths;
+  for (std::size_t from = 0, to; (to = table.find('\n', from)) != std::string::npos; from = to + 1)
+    widths.push_back(report::display_width(table.substr(from, to - from)));
+  REQUIRE(widths.size() == 2 + 17);  // header, rule, one line per metric
+  for (std::size_t w : widths) CHECK(w == widths.front());
 }
 
 TEST_CASE("explain_winner names the winner and what the others lose") {
