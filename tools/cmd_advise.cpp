@@ -11,6 +11,7 @@
 #include "sim/plan/simulate.hpp"
 #include "sim/sweep/advise.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/cli_log.hpp"
 #include "tools/cli_sweep_progress.hpp"
 #include "tools/commands.hpp"
 
@@ -35,7 +36,11 @@ plan::Scenario make_scenario(const Box& box, const models::ModelSpec& model, std
   return sc;
 }
 
-plan::StepResult simulate_plan(const plan::Scenario& sc, const plan::Strategy& s) { return plan::simulate(sc, s); }
+plan::StepResult simulate_plan(const plan::Scenario& sc, const plan::Strategy& s) {
+  plan::SimOptions opt;
+  opt.log = cli_log();
+  return plan::simulate(sc, s, opt);
+}
 
 // Twice the GPUs: fill the server up to the preset's size first, else add as many servers.
 std::optional<plan::Scenario> doubled(const Box& box, const plan::Scenario& sc) {

@@ -6,6 +6,7 @@
 #include "sim/plan/simulate.hpp"
 #include "sim/report/result_formats.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/cli_log.hpp"
 #include "tools/cli_report.hpp"
 #include "tools/commands.hpp"
 
@@ -37,6 +38,9 @@ int run_run(const Args& args) {
   if (!vm) return 0;
   const auto sc = plan::load_scenario((*vm)["scenario"].as<std::string>(), sets);
   plan::SimOptions opt;
+  opt.log = cli_log();
+  opt.log.info("read " + sc.file + ": " + std::to_string(sc.strategies.size()) + " strategies on " +
+               std::to_string(sc.cluster.gpu_count()) + " GPUs of " + sc.cluster.name);
   opt.fidelity = parse_fidelity((*vm)["fidelity"].as<std::string>());
   opt.detail = reports_need_detail(*vm);
   if (vm->count("json") && (*vm)["json"].as<std::string>() == "-")

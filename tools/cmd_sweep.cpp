@@ -3,6 +3,7 @@
 // The library (sim/sweep) does the work; this file parses options, draws progress and handles Ctrl-C.
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "sim/sweep/sweep_table.hpp"
 #include "sim/sweep/sweep_yaml.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/cli_log.hpp"
 #include "tools/commands.hpp"
 #include "tools/cli_sweep_progress.hpp"
 
@@ -67,8 +69,14 @@ int sweep_scenario(const po::variables_map& vm) {
   options.on_progress = [&progress](const sweep::Progress& p) { progress.update(p); };
   InterruptFlag interrupt;
   options.stop = &interrupt.flag();
-  const auto outcome = sweep::run_sweep(
-      scenario, candidates, options, [](const plan::Scenario& sc, const plan::Strategy& s) { return plan::simulate(sc, s); });
+  plan::SimOptions sim;
+  sim.log = cli_log();
+  const auto valid = std::count_if(candidates.begin(), candidates.end(), [](const auto& c) { return c.valid; });
+  sim.log.info(path + ": " + std::to_string(candidates.size()) + " candidate plans, " + std::to_string(valid) +
+               " valid; " + std::to_string(options.threads) + " threads");
+  const auto outcome = sweep::run_sweep(scenario, candidates, options, [&sim](const plan::Scenario& sc, const plan::Strategy& s) {
+    return plan::simulate(sc, s, sim);
+  });
   progress.finish(outcome.results.size());
   return print_outcome(vm, outcome, scenario.name);
 }

@@ -12,6 +12,7 @@
 #include "sim/plan/simulate.hpp"
 #include "sim/report/validation.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/cli_log.hpp"
 #include "tools/commands.hpp"
 
 namespace stepsim::cli {
@@ -49,10 +50,13 @@ std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& 
   std::vector<report::ValidationRow> rows(cases.size());
   std::atomic<std::size_t> next{0}, done{0};
   const bool progress = isatty(STDERR_FILENO);
+  plan::SimOptions opt;
+  opt.log = cli_log();
+  opt.log.info(std::to_string(cases.size()) + " validation scenarios on " + std::to_string(threads) + " threads");
   auto worker = [&] {
     for (std::size_t i = next++; i < cases.size(); i = next++) {
       const auto& c = cases[i];
-      const auto result = plan::simulate(c.scenario, c.scenario.strategies.front());
+      const auto result = plan::simulate(c.scenario, c.scenario.strategies.front(), opt);
       auto& row = rows[i];
       row.name = c.scenario.name;
       row.file = c.file;

@@ -1,7 +1,6 @@
 // stepsim: dispatches to one command and turns errors into exit codes. It does nothing else.
 // Exit codes: 0 success, 2 bad input (file, option or value), 1 internal error.
-#include <spdlog/sinks/ansicolor_sink.h>
-#include <spdlog/spdlog.h>
+#include <spdlog/common.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -9,11 +8,13 @@
 
 #include "sim/config/config_error.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/cli_log.hpp"
 #include "tools/commands.hpp"
 
 namespace {
 
 using stepsim::cli::all_commands;
+using stepsim::cli::set_up_logging;
 
 void print_help() {
   std::cout << "stepsim " << STEPSIM_VERSION
@@ -23,22 +24,14 @@ void print_help() {
   std::cout << "\nglobal options:\n"
                "  -h, --help     this help; `stepsim <command> --help` for a command's options\n"
                "  --version      print the version\n"
-               "  -v, --verbose  log more (to stderr)\n"
-               "  -q, --quiet    log only errors (to stderr)\n";
-}
-
-// Logs go to stderr so that stdout carries only results.
-void set_up_logging(spdlog::level::level_enum level) {
-  auto logger = std::make_shared<spdlog::logger>("stepsim", std::make_shared<spdlog::sinks::ansicolor_stderr_sink_mt>());
-  logger->set_pattern("stepsim: %l: %v");
-  logger->set_level(level);
-  spdlog::set_default_logger(logger);
+               "  -v, --verbose  log what each command decides and simulates (to stderr)\n"
+               "  -q, --quiet    log only errors (to stderr; warnings are logged by default)\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  spdlog::level::level_enum level = spdlog::level::info;
+  spdlog::level::level_enum level = spdlog::level::warn;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -1,5 +1,8 @@
 #include "sim/plan/simulate.hpp"
 
+#include <chrono>
+#include <string>
+
 #include "sim/plan/metrics.hpp"
 
 namespace stepsim::plan {
@@ -21,9 +24,22 @@ void fill_context(const Build& b, StepResult& r) {
   r.symmetric = b.symmetric;
 }
 
+// One line a person can check the build's choices against (fidelity, fused passes, folded rings).
+std::string describe(const Build& b, const core::RunStats& stats, double cpu_ms) {
+  std::string s = "simulated " + b.st.name + ": " + std::to_string(b.grid.size()) + " GPUs, ";
+  const std::size_t ranks = b.global_of.size();
+  s += b.symmetric ? "symmetric fidelity (" + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + " simulated)" : "full fidelity";
+  s += b.fused ? ", fused passes" : ", per-layer passes";
+  s += b.coarse ? ", DP rings folded" : "";
+  s += "; " + std::to_string(b.meta.size()) + " tasks, " + std::to_string(stats.events) + " events, " +
+       std::to_string(static_cast<long long>(cpu_ms + 0.5)) + " ms";
+  return s;
+}
+
 }  // namespace
 
 StepResult simulate(const Scenario& scenario, const Strategy& strategy, const SimOptions& options) {
+  const auto began = std::chrono::steady_clock::now();
   Build b(scenario, strategy, options);
   for (int s = 0; s < b.grid.pp(); ++s) build_stage_passes(b, s);
   build_pipeline_transfers(b);
@@ -38,6 +54,8 @@ StepResult simulate(const Scenario& scenario, const Strategy& strategy, const Si
   fill_headline(b, times, r);
   fill_memory(b, r);
   fill_detail(b, times, r);
+  if (options.log.wants(config::LogLevel::debug))
+    options.log.debug(describe(b, stats, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count()));
   return r;
 }
 

@@ -22,6 +22,8 @@
 
 #include <optional>
 
+#include "sim/config/log.hpp"
+
 #include "sim/plan/scenario.hpp"
 #include "sim/plan/step_result.hpp"
 
@@ -55,6 +57,8 @@ struct SimOptions {
   bool detail = false;                   ///< fill StepResult::tasks and per-rank memory timelines
   Fidelity fidelity = Fidelity::automatic;
   TestHooks hooks;
+  /// Debug: per plan, the fidelity it ran at, how its passes and rings were built, its size.
+  config::Log log;
 };
 
 /// Requires: `strategy` passed check_strategy (simulate calls it again and throws its ConfigError).

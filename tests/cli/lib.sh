@@ -33,6 +33,12 @@ expect_stdout_contains() {
   case "$out" in *"$1"*) ;; *) fail "$2: stdout lacks '$1'; it was:
 $out" ;; esac
 }
+# expect_stderr_contains TEXT DESCRIPTION
+expect_stderr_contains() {
+  checks=$((checks + 1))
+  case "$err" in *"$1"*) ;; *) fail "$2: stderr lacks '$1'; it was:
+$err" ;; esac
+}
 # expect_stdout_golden FILE DESCRIPTION: stdout equals the golden file
 expect_stdout_golden() {
   checks=$((checks + 1))

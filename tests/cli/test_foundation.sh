@@ -21,6 +21,17 @@ run_stepsim version --frobnicate
 expect_status 2 "unknown option"
 expect_stderr "stepsim version: unrecognised option '--frobnicate' (see stepsim version --help)" "unknown option message"
 
+# Logging: nothing on stderr by default or with -q; -v says what each plan was simulated as.
+run_stepsim run "$SOURCE_DIR/scenarios/llama2_7b_4xa100_pcie.yaml" --strategy pp4
+expect_status 0 "run without -v"
+expect_stderr "" "no log lines by default"
+run_stepsim -q run "$SOURCE_DIR/scenarios/llama2_7b_4xa100_pcie.yaml" --strategy pp4
+expect_stderr "" "no log lines with -q"
+run_stepsim -v run "$SOURCE_DIR/scenarios/llama2_7b_4xa100_pcie.yaml" --strategy pp4
+expect_status 0 "run -v"
+expect_stderr_contains "stepsim: info: read $SOURCE_DIR/scenarios/llama2_7b_4xa100_pcie.yaml: 4 strategies on 4 GPUs of a100-pcie" "-v logs the scenario"
+expect_stderr_contains "stepsim: debug: simulated pp4: 4 GPUs, full fidelity, per-layer passes; " "-v logs how the plan was built"
+
 run_stepsim version --help
 expect_status 0 "command --help"
 expect_stdout_contains "usage: stepsim version" "command --help shows usage"

@@ -1,0 +1,17 @@
+// The log sink every command passes down to the layers (config::Log), writing to the spdlog
+// logger main() sets up on stderr: warnings by default, everything with -v, errors only with -q.
+#pragma once
+
+#include <spdlog/common.h>
+
+#include "sim/config/log.hpp"
+
+namespace stepsim::cli {
+
+/// Installs the stderr logger at `level` (main, once, before any command runs).
+void set_up_logging(spdlog::level::level_enum level);
+
+/// A sink to spdlog's logger at its current level; thread-safe (a sweep's workers share it).
+config::Log cli_log();
+
+}  // namespace stepsim::cli
