@@ -4,37 +4,11 @@
 
 #include "sim/report/comparison.hpp"
 #include "sim/report/json_writer.hpp"
+#include "sim/report/result_json.hpp"
 
 namespace stepsim::report {
 
 namespace {
-
-void write_memory(JsonWriter& w, const plan::MemoryBreakdown& m) {
-  w.begin_object().key("parameters").value(m.parameters).key("gradients").value(m.gradients);
-  w.key("optimizer_states").value(m.optimizer_states).key("activations").value(m.activations);
-  w.key("gathered_parameters").value(m.gathered_parameters).key("buffers").value(m.buffers);
-  w.key("reserve").value(m.reserve).end_object();
-}
-
-void write_result(JsonWriter& w, const plan::StepResult& r, bool best) {
-  w.begin_object().key("name").value(r.name).key("best").value(best).key("gpus").value(r.gpus);
-  w.key("tp").value(r.tp).key("pp").value(r.pp).key("dp").value(r.dp).key("zero_stage").value(r.zero_stage);
-  w.key("micro_batch").value(r.micro_batch).key("microbatches").value(r.microbatches).key("v").value(r.v);
-  w.key("schedule").value(r.schedule).key("recompute").value(r.recompute);
-  w.key("sequence_parallel").value(r.sequence_parallel);
-  w.key("step_time_s").value(r.step_time_s).key("tokens_per_s").value(r.tokens_per_s);
-  w.key("tflops_per_gpu").value(r.tflops_per_gpu).key("mfu").value(r.mfu).key("hfu").value(r.hfu);
-  w.key("bubble_fraction").value(r.bubble_fraction);
-  w.key("exposed_comm_s").begin_object().key("tp").value(r.exposed_comm_s.tp).key("pp").value(r.exposed_comm_s.pp);
-  w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).end_object();
-  w.key("sync_stall_s").value(r.sync_stall_s).key("host_bound_s").value(r.host_bound_s);
-  w.key("peak_memory_bytes").value(r.peak_memory_bytes).key("memory_capacity_bytes").value(r.memory_capacity_bytes);
-  w.key("fits").value(r.fits).key("memory_note").value(r.memory_note);
-  w.key("memory_at_peak");
-  write_memory(w, r.memory_at_peak);
-  w.key("events").value(static_cast<std::int64_t>(r.events)).key("symmetric").value(r.symmetric);
-  w.end_object();
-}
 
 std::string csv_text(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -60,7 +34,11 @@ void write_results_json(const std::vector<plan::StepResult>& results, std::ostre
   if (best) w.value(results[*best].name);
   else w.null();
   w.key("results").begin_array();
-  for (std::size_t i = 0; i < results.size(); ++i) write_result(w.line_break(), results[i], best == i);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    w.line_break().begin_object();
+    write_result_fields(w, results[i]);
+    w.key("best").value(best == i).end_object();
+  }
   w.line_break().end_array().end_object();
   out << "\n";
 }

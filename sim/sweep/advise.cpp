@@ -2,6 +2,7 @@
 #include "sim/sweep/advise.hpp"
 
 #include "sim/report/json_writer.hpp"
+#include "sim/report/result_json.hpp"
 #include "sim/sweep/sweep_json.hpp"
 
 namespace stepsim::sweep {
@@ -83,7 +84,7 @@ void write_pick(report::JsonWriter& w, const char* key, const SweepOutcome& o, s
     return;
   }
   w.begin_object();
-  write_result_fields(w, o.results[*pick].result);
+  report::write_result_fields(w, o.results[*pick].result);
   w.end_object();
 }
 

@@ -1,7 +1,7 @@
 // A sweep outcome as JSON, for `--json FILE` and for `stepsim sweep --merge A.json B.json`: the
 // file carries the counts and every simulated plan's headline result, so a merge prints exactly
 // what a single run prints. Results use the keys of `stepsim run --json` (name, step_time_s,
-// tokens_per_s, …) plus the plan's settings and memory breakdown. Numbers are written in their
+// tokens_per_s, …) with the same fields (report::write_result_fields). Numbers are written in their
 // shortest exact form (std::to_chars) and read back with std::from_chars: bit-for-bit round trip.
 //
 //   {"format": "stepsim-sweep", "version": 1, "scenario": "…", "fingerprint": "…",
@@ -19,8 +19,6 @@
 
 namespace stepsim::sweep {
 
-/// The fields of one result, as key/value pairs inside an object the caller opened.
-void write_result_fields(report::JsonWriter& w, const plan::StepResult& r);
 void write_outcome_json(std::ostream& out, const SweepOutcome& outcome);
 
 /// Reads what write_outcome_json wrote. Errors: config::ConfigError with position (not JSON, a
