@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 namespace stepsim::plan {
 namespace {
@@ -82,36 +83,65 @@ PipelineSchedule make_schedule(ScheduleKind kind, int stages, int microbatches, 
   return out;
 }
 
-// List scheduling of the pass orders with the pipeline's data dependencies: F of virtual stage u
-// needs F of u−1; B of u needs F of u and B of u+1; W needs B of the same stage.
-std::int64_t ideal_makespan(const PipelineSchedule& sch, std::int64_t t_f, std::int64_t t_b, std::int64_t t_w) {
+std::vector<PassDependency> pass_dependencies(const PipelineSchedule& sch) {
   const int p = sch.stages, last = p * sch.chunks - 1;
-  std::map<std::tuple<int, int, int>, std::int64_t> finish;  // (kind, microbatch, virtual stage)
+  std::map<std::tuple<PassKind, int, int>, PassRef> where;  // (kind, microbatch, virtual stage)
+  for (int s = 0; s < p; ++s)
+    for (std::size_t i = 0; i < sch.passes[s].size(); ++i) {
+      const Pass& pass = sch.passes[s][i];
+      where[{pass.kind, pass.microbatch, pass.chunk * p + s}] = {s, i};
+    }
+  auto at = [&](PassKind k, int j, int u) {
+    const auto it = where.find({k, j, u});
+    if (it == where.end()) throw std::logic_error("pass_dependencies: a pass the pipeline needs is not scheduled");
+    return it->second;
+  };
+  std::vector<PassDependency> out;
+  for (int s = 0; s < p; ++s)
+    for (std::size_t i = 0; i < sch.passes[s].size(); ++i) {
+      const Pass& pass = sch.passes[s][i];
+      const PassRef self{s, i};
+      const int u = pass.chunk * p + s, j = pass.microbatch;
+      auto needs_me = [&](PassRef to) { out.push_back({self, to, to.stage != s}); };
+      if (pass.kind == PassKind::forward) {
+        if (u < last) needs_me(at(PassKind::forward, j, u + 1));
+        needs_me(at(PassKind::backward, j, u));
+      }
+      if (pass.kind == PassKind::backward) {
+        if (u > 0) needs_me(at(PassKind::backward, j, u - 1));
+        if (sch.splits_weight_gradient) needs_me(at(PassKind::weight, j, u));
+      }
+    }
+  return out;
+}
+
+// List scheduling of the pass orders under pass_dependencies().
+std::int64_t ideal_makespan(const PipelineSchedule& sch, std::int64_t t_f, std::int64_t t_b, std::int64_t t_w) {
+  const int p = sch.stages;
+  std::map<PassRef, std::vector<PassRef>> needs;
+  for (const auto& d : pass_dependencies(sch)) needs[d.to].push_back(d.from);
+  std::map<PassRef, std::int64_t> finish;
   std::vector<std::size_t> next(p, 0);
   std::vector<std::int64_t> free_at(p, 0);
-  auto done = [&](PassKind k, int j, int u) -> const std::int64_t* {
-    auto it = finish.find({static_cast<int>(k), j, u});
-    return it == finish.end() ? nullptr : &it->second;
-  };
   for (bool progress = true; progress;) {
     progress = false;
     for (int s = 0; s < p; ++s) {
       while (next[s] < sch.passes[s].size()) {
-        const Pass& pass = sch.passes[s][next[s]];
-        const int u = pass.chunk * p + s;
-        std::vector<const std::int64_t*> deps;
-        if (pass.kind == PassKind::forward && u > 0) deps.push_back(done(PassKind::forward, pass.microbatch, u - 1));
-        if (pass.kind == PassKind::backward) {
-          deps.push_back(done(PassKind::forward, pass.microbatch, u));
-          if (u < last) deps.push_back(done(PassKind::backward, pass.microbatch, u + 1));
-        }
-        if (pass.kind == PassKind::weight) deps.push_back(done(PassKind::backward, pass.microbatch, u));
-        if (std::find(deps.begin(), deps.end(), nullptr) != deps.end()) break;
+        const PassRef self{s, next[s]};
         std::int64_t start = free_at[s];
-        for (const auto* d : deps) start = std::max(start, *d);
-        const std::int64_t len = pass.kind == PassKind::forward ? t_f : pass.kind == PassKind::backward ? t_b : t_w;
-        free_at[s] = start + len;
-        finish[{static_cast<int>(pass.kind), pass.microbatch, u}] = free_at[s];
+        bool ready = true;
+        for (const PassRef& d : needs[self]) {
+          const auto it = finish.find(d);
+          if (it == finish.end()) {
+            ready = false;
+            break;
+          }
+          start = std::max(start, it->second);
+        }
+        if (!ready) break;
+        const PassKind kind = sch.passes[s][next[s]].kind;
+        free_at[s] = start + (kind == PassKind::forward ? t_f : kind == PassKind::backward ? t_b : t_w);
+        finish[self] = free_at[s];
         ++next[s];
         progress = true;
       }

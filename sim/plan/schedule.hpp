@@ -17,6 +17,8 @@
 //   and the deferred ones end the step. Same activation memory as 1F1B; bubble (p−1)(T_F+T_B−T_W).
 #pragma once
 
+#include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -42,6 +44,27 @@ struct PipelineSchedule {
 
 /// Requires: p >= 1, m >= 1, v >= 1; interleaved: m % p == 0 (check_strategy reports it).
 PipelineSchedule make_schedule(ScheduleKind kind, int stages, int microbatches, int chunks);
+
+/// A pass by its place: passes[stage][index].
+struct PassRef {
+  int stage = 0;
+  std::size_t index = 0;
+  auto operator<=>(const PassRef&) const = default;
+};
+
+/// One data dependency of the pipeline: pass `to` needs what pass `from` produced. `hop`: they
+/// are on different stages, so the activation (F) or input gradient (B) travels as a send/recv.
+struct PassDependency {
+  PassRef from, to;
+  bool hop = false;
+};
+
+/// Every data dependency of the schedule, the one statement of the pipeline's rule: F of virtual
+/// stage u needs F of u−1; B of u needs F of u and B of u+1; W needs B of the same pass (virtual
+/// stage u = chunk·p + stage). Ordered by `from` (stage, then issue order), so the hops leaving a
+/// stage come in the order its sends are issued. The task builder, ideal_makespan and the
+/// bubble lesson all read it.
+std::vector<PassDependency> pass_dependencies(const PipelineSchedule& schedule);
 
 /// Makespan of a schedule when every F takes t_f, B t_b, W t_w and communication is free: the
 /// analytic reference the tests compare the simulated step with.

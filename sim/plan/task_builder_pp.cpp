@@ -16,24 +16,6 @@ struct Message {
   int microbatch = 0, chunk = 0;
 };
 
-// Index of (kind, microbatch, chunk) in a stage's pass list.
-class PassIndex {
- public:
-  PassIndex(const PipelineSchedule& s, int stage) : m_(s.microbatches), v_(s.chunks), index_(2 * m_ * v_, 0) {
-    const auto& list = s.passes[stage];
-    for (std::size_t i = 0; i < list.size(); ++i)
-      if (list[i].kind != PassKind::weight) index_[key(list[i].kind, list[i].microbatch, list[i].chunk)] = i;
-  }
-  std::size_t of(PassKind k, int mb, int chunk) const { return index_[key(k, mb, chunk)]; }
-
- private:
-  std::size_t key(PassKind k, int mb, int chunk) const {
-    return static_cast<std::size_t>(((k == PassKind::forward ? 0 : 1) * m_ + mb) * v_ + chunk);
-  }
-  int m_, v_;
-  std::vector<std::size_t> index_;
-};
-
 void send_channel(Build& b, const std::vector<Message>& msgs, Slot send, Slot recv) {
   std::size_t last_recv = 0;
   for (std::size_t i = 0; i < msgs.size(); ++i) {
@@ -59,42 +41,34 @@ void send_channel(Build& b, const std::vector<Message>& msgs, Slot send, Slot re
   }
 }
 
-void stage_channels(Build& b, int stage, const std::vector<PassIndex>& index) {
-  const int p = b.grid.pp(), last = p * b.schedule.chunks - 1;
-  const int next = (stage + 1) % p, prev = (stage + p - 1) % p;
-  for (std::size_t local = 0; local < b.global_of.size(); ++local) {
-    const Coord c = b.grid.coord(b.global_of[local]);
-    if (c.pp != stage) continue;
-    std::vector<Message> forward, backward;
-    const auto& list = b.schedule.passes[stage];
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const Pass& pass = list[i];
-      const int u = pass.chunk * p + stage;
-      if (pass.kind == PassKind::forward && u < last) {
-        const int to = b.local_of[b.grid.rank({c.tp, c.dp, next})];
-        const int chunk = (u + 1) / p;
-        forward.push_back({static_cast<int>(local), to, i, index[next].of(PassKind::forward, pass.microbatch, chunk),
-                           pass.microbatch, chunk});
-      }
-      if (pass.kind == PassKind::backward && u > 0) {
-        const int to = b.local_of[b.grid.rank({c.tp, c.dp, prev})];
-        const int chunk = (u - 1) / p;
-        backward.push_back({static_cast<int>(local), to, i, index[prev].of(PassKind::backward, pass.microbatch, chunk),
-                            pass.microbatch, chunk});
-      }
+// The hops of pass_dependencies(), one channel per (sender, direction): forward hops carry
+// activations to the next stage, backward hops input gradients to the previous one; each rank of
+// the sending stage sends to the rank of the same TP and DP index on the receiving stage.
+void all_channels(Build& b) {
+  std::vector<std::vector<Message>> forward(b.global_of.size()), backward(b.global_of.size());
+  for (const PassDependency& dep : pass_dependencies(b.schedule)) {
+    if (!dep.hop) continue;
+    const Pass& pass = b.schedule.passes[dep.from.stage][dep.from.index];
+    const int chunk = b.schedule.passes[dep.to.stage][dep.to.index].chunk;
+    const bool ahead = pass.kind == PassKind::forward;
+    for (std::size_t local = 0; local < b.global_of.size(); ++local) {
+      const Coord c = b.grid.coord(b.global_of[local]);
+      if (c.pp != dep.from.stage) continue;
+      const int to = b.local_of[b.grid.rank({c.tp, c.dp, dep.to.stage})];
+      (ahead ? forward : backward)[local].push_back(
+          {static_cast<int>(local), to, dep.from.index, dep.to.index, pass.microbatch, chunk});
     }
-    send_channel(b, forward, Slot::send_next, Slot::recv_prev);
-    send_channel(b, backward, Slot::send_prev, Slot::recv_next);
+  }
+  for (std::size_t local = 0; local < b.global_of.size(); ++local) {
+    send_channel(b, forward[local], Slot::send_next, Slot::recv_prev);
+    send_channel(b, backward[local], Slot::send_prev, Slot::recv_next);
   }
 }
 
 }  // namespace
 
 void build_pipeline_transfers(Build& b) {
-  if (b.grid.pp() == 1) return;
-  std::vector<PassIndex> index;
-  for (int s = 0; s < b.grid.pp(); ++s) index.emplace_back(b.schedule, s);
-  for (int s = 0; s < b.grid.pp(); ++s) stage_channels(b, s, index);
+  if (b.grid.pp() > 1) all_channels(b);
 }
 
 }  // namespace stepsim::plan

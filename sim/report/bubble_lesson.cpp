@@ -1,9 +1,7 @@
 #include "sim/report/bubble_lesson.hpp"
 
 #include <cmath>
-#include <map>
 #include <stdexcept>
-#include <tuple>
 
 #include "sim/core/engine.hpp"
 #include "sim/report/format.hpp"
@@ -20,7 +18,7 @@ struct Builder {
   core::Engine engine;
   std::vector<core::TaskId> ids;           // parallel to records
   std::vector<plan::TaskRecord> records;
-  std::map<std::tuple<plan::PassKind, int, int>, std::uint32_t> pass_index;  // (kind, mb, virtual stage)
+  std::vector<std::vector<std::uint32_t>> pass_index;  // [stage][pass index] -> record
 
   std::uint32_t add(core::TaskId id, plan::TaskRecord record) {
     ids.push_back(id);
@@ -48,6 +46,7 @@ std::int64_t length_of(plan::PassKind k, bool split, int chunks) {
 // Compute tasks in schedule order on each stage's compute stream.
 void add_passes(Builder& b, const plan::PipelineSchedule& sch, const std::vector<core::StreamId>& compute) {
   const int p = sch.stages;
+  b.pass_index.resize(static_cast<std::size_t>(p));
   for (int s = 0; s < p; ++s)
     for (const auto& pass : sch.passes[static_cast<std::size_t>(s)]) {
       plan::TaskRecord r;
@@ -55,36 +54,31 @@ void add_passes(Builder& b, const plan::PipelineSchedule& sch, const std::vector
       r.category = category_of(pass.kind);
       r.op = pass.kind == plan::PassKind::forward ? "F" : pass.kind == plan::PassKind::backward ? "B" : "W";
       const std::int64_t len = length_of(pass.kind, sch.splits_weight_gradient, sch.chunks);
-      b.pass_index[{pass.kind, pass.microbatch, pass.chunk * p + s}] =
-          b.add(b.engine.add_compute(compute[static_cast<std::size_t>(s)], core::Duration{len}), r);
+      b.pass_index[static_cast<std::size_t>(s)].push_back(
+          b.add(b.engine.add_compute(compute[static_cast<std::size_t>(s)], core::Duration{len}), r));
     }
 }
 
-// Data dependencies: F(u) after F(u−1), B(u) after F(u) and B(u+1), W(u) after B(u); a hop between
-// stages goes through a send of R·T_F on the sender's pp stream (issued in the sender's order).
+// The pipeline's data dependencies (plan::pass_dependencies); a hop between stages goes through
+// a send of R·T_F on the sender's pp stream (issued in the sender's order).
 void add_dependencies(Builder& b, const plan::PipelineSchedule& sch, const std::vector<core::StreamId>& pp,
                       std::int64_t send_ps) {
-  const int p = sch.stages, last = p * sch.chunks - 1;
-  auto hop = [&](std::uint32_t from, std::uint32_t to) {
-    if (send_ps <= 0) return b.depend(from, to);
+  auto record_of = [&](const plan::PassRef& ref) {
+    return b.pass_index[static_cast<std::size_t>(ref.stage)][ref.index];
+  };
+  for (const auto& dep : plan::pass_dependencies(sch)) {
+    const auto from = record_of(dep.from), to = record_of(dep.to);
+    if (!dep.hop || send_ps <= 0) {
+      b.depend(from, to);
+      continue;
+    }
     plan::TaskRecord r;
     r.rank = b.records[from].rank, r.stream = 1, r.category = plan::TaskCategory::pp_comm, r.op = "send";
     r.microbatch = b.records[from].microbatch, r.chunk = b.records[from].chunk, r.peer_rank = b.records[to].rank;
     const auto send = b.add(b.engine.add_delay(core::Duration{send_ps}, pp[static_cast<std::size_t>(r.rank)]), r);
     b.depend(from, send);
     b.depend(send, to);
-  };
-  for (int s = 0; s < p; ++s)
-    for (const auto& pass : sch.passes[static_cast<std::size_t>(s)]) {
-      const int u = pass.chunk * p + s, j = pass.microbatch;
-      const auto self = b.pass_index.at({pass.kind, j, u});
-      if (pass.kind == plan::PassKind::forward && u < last) hop(self, b.pass_index.at({pass.kind, j, u + 1}));
-      if (pass.kind == plan::PassKind::backward) {
-        b.depend(b.pass_index.at({plan::PassKind::forward, j, u}), self);
-        if (u > 0) hop(self, b.pass_index.at({pass.kind, j, u - 1}));
-        if (sch.splits_weight_gradient) b.depend(self, b.pass_index.at({plan::PassKind::weight, j, u}));
-      }
-    }
+  }
 }
 
 void check_input(const BubbleLessonInput& in) {

@@ -57,3 +57,26 @@ TEST_CASE("zb-h1 bubble is (p-1)(T_F + T_B - T_W) (Qi et al. 2024, Table 2)") {
     CHECK(mk - c.m * (c.f + c.b + c.w) == (c.p - 1) * (c.f + c.b - c.w));
   }
 }
+
+TEST_CASE("the pipeline's data dependencies: one hop per activation and gradient, F before B on each stage") {
+  // p stages, v chunks, m microbatches: m(pv − 1) activation hops, m(pv − 1) gradient hops, and
+  // m·pv same-stage F→B edges (plus m·p B→W edges when W is split). Each hop changes stage.
+  for (ScheduleKind kind : {ScheduleKind::one_f_one_b, ScheduleKind::interleaved, ScheduleKind::zb_h1}) {
+    const int p = 4, m = 8, v = kind == ScheduleKind::interleaved ? 2 : 1;
+    const auto sch = make_schedule(kind, p, m, v);
+    const auto deps = pass_dependencies(sch);
+    int hops = 0, local = 0;
+    for (const auto& d : deps) {
+      CHECK(d.hop == (d.from.stage != d.to.stage));
+      (d.hop ? hops : local) += 1;
+      const Pass& from = sch.passes[d.from.stage][d.from.index];
+      const Pass& to = sch.passes[d.to.stage][d.to.index];
+      CHECK(from.microbatch == to.microbatch);
+      if (d.hop) CHECK(from.kind == to.kind);
+    }
+    CHECK(hops == 2 * m * (p * v - 1));
+    CHECK(local == m * p * v + (kind == ScheduleKind::zb_h1 ? m * p : 0));
+    // Ordered by sender: stage, then issue order.
+    for (std::size_t i = 1; i < deps.size(); ++i) CHECK(deps[i - 1].from <= deps[i].from);
+  }
+}
