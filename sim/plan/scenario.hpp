@@ -73,6 +73,9 @@ struct Scenario {
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 /// The same from an already-loaded document (tests pass inline YAML).
 Scenario read_scenario(const config::YamlDocument& doc);
+/// A schedule or recompute field of a strategy (or of a sweep's list): its error lists the names.
+ScheduleKind read_schedule(const config::Field& f);
+Recompute read_recompute(const config::Field& f);
 
 /// Resolves defaults (dp) and checks a strategy against the scenario's model and machine: the
 /// returned copy is ready to simulate. Errors (ConfigError at the offending field): tp·pp·dp ≠

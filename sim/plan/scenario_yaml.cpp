@@ -52,14 +52,6 @@ int read_int(const Field& f, std::int64_t low, std::int64_t high) {
   return static_cast<int>(v);
 }
 
-ScheduleKind read_schedule(const Field& f) {
-  const std::string s = f.as_choice({"gpipe", "1f1b", "interleaved", "zb-h1"});
-  if (s == "gpipe") return ScheduleKind::gpipe;
-  if (s == "interleaved") return ScheduleKind::interleaved;
-  if (s == "zb-h1") return ScheduleKind::zb_h1;
-  return ScheduleKind::one_f_one_b;
-}
-
 void read_parallel_sizes(const Field& f, Strategy& s) {
   constexpr std::int64_t kMax = 1 << 20;
   if (auto x = f.optional("tp")) { s.tp = read_int(*x, 1, kMax); s.where.tp = x->pos(); }
@@ -84,8 +76,7 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("schedule")) { s.schedule = read_schedule(*x); s.where.schedule = x->pos(); }
   if (auto x = f.optional("sequence_parallel")) s.sequence_parallel = x->as_bool();
   if (auto x = f.optional("recompute")) {
-    const std::string r = x->as_choice({"none", "selective", "full"});
-    s.recompute = r == "none" ? Recompute::none : r == "selective" ? Recompute::selective : Recompute::full;
+    s.recompute = read_recompute(*x);
   }
   if (auto x = f.optional("dp_bucket_size")) s.dp_bucket_bytes = x->as_bytes();
   if (auto x = f.optional("dp_overlap")) s.dp_overlap = x->as_bool();
@@ -207,6 +198,18 @@ const char* to_string(Precision p) {
     case Precision::fp8: return "fp8";
   }
   return "?";
+}
+
+ScheduleKind read_schedule(const Field& f) {
+  const std::string name = f.as_choice({to_string(ScheduleKind::gpipe), to_string(ScheduleKind::one_f_one_b),
+                                         to_string(ScheduleKind::interleaved), to_string(ScheduleKind::zb_h1)});
+  return *schedule_named(name);
+}
+
+Recompute read_recompute(const Field& f) {
+  const std::string name = f.as_choice({models::to_string(Recompute::none), models::to_string(Recompute::selective),
+                                         models::to_string(Recompute::full)});
+  return *recompute_named(name);
 }
 
 }  // namespace stepsim::plan

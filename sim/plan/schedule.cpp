@@ -115,6 +115,17 @@ std::vector<PassDependency> pass_dependencies(const PipelineSchedule& sch) {
   return out;
 }
 
+double textbook_idle(ScheduleKind kind, int p, int v, double t_f, double t_b, double t_w) {
+  if (kind == ScheduleKind::zb_h1) return (p - 1) * (t_f + t_b - t_w);
+  const double per_microbatch = t_f + t_b + t_w;
+  return kind == ScheduleKind::interleaved ? (p - 1) * per_microbatch / v : (p - 1) * per_microbatch;
+}
+
+double textbook_bubble(ScheduleKind kind, int p, int m, int v, double t_f, double t_b, double t_w) {
+  const double idle = textbook_idle(kind, p, v, t_f, t_b, t_w);
+  return idle / (m * (t_f + t_b + t_w) + idle);
+}
+
 // List scheduling of the pass orders under pass_dependencies().
 std::int64_t ideal_makespan(const PipelineSchedule& sch, std::int64_t t_f, std::int64_t t_b, std::int64_t t_w) {
   const int p = sch.stages;
@@ -150,6 +161,18 @@ std::int64_t ideal_makespan(const PipelineSchedule& sch, std::int64_t t_f, std::
   for (int s = 0; s < p; ++s)
     if (next[s] != sch.passes[s].size()) throw std::logic_error("ideal_makespan: schedule deadlocks");
   return *std::max_element(free_at.begin(), free_at.end());
+}
+
+std::optional<ScheduleKind> schedule_named(std::string_view name) {
+  for (ScheduleKind k : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved, ScheduleKind::zb_h1})
+    if (name == to_string(k)) return k;
+  return std::nullopt;
+}
+
+std::optional<Recompute> recompute_named(std::string_view name) {
+  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+    if (name == models::to_string(r)) return r;
+  return std::nullopt;
 }
 
 const char* to_string(ScheduleKind s) {

@@ -66,6 +66,14 @@ struct PassDependency {
 /// bubble lesson all read it.
 std::vector<PassDependency> pass_dependencies(const PipelineSchedule& schedule);
 
+/// The textbook bubble: the time each stage idles in one step when every F takes t_f, B t_b and
+/// W t_w (t_w = 0 unless the schedule splits W off B) and communication is free. GPipe and 1F1B
+/// idle (p−1)(t_f+t_b) (Narayanan et al. 2021, eq. 1), interleaving with v chunks 1/v of that
+/// (ibid., section 2.2), ZB-H1 (p−1)(t_f+t_b−t_w) (Qi et al. 2024, section 3).
+double textbook_idle(ScheduleKind kind, int stages, int chunks, double t_f, double t_b, double t_w);
+/// textbook_idle over the ideal step, idle + m·(t_f+t_b+t_w): (p−1)/(m+p−1) for 1F1B.
+double textbook_bubble(ScheduleKind kind, int stages, int microbatches, int chunks, double t_f, double t_b, double t_w);
+
 /// Makespan of a schedule when every F takes t_f, B t_b, W t_w and communication is free: the
 /// analytic reference the tests compare the simulated step with.
 std::int64_t ideal_makespan(const PipelineSchedule& schedule, std::int64_t t_f, std::int64_t t_b,

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "models/layer_ops.hpp"
 #include "sim/config/config_error.hpp"
@@ -17,6 +19,10 @@ enum class ScheduleKind { gpipe, one_f_one_b, interleaved, zb_h1 };
 using Recompute = models::Recompute;
 
 const char* to_string(ScheduleKind s);  ///< "gpipe", "1f1b", "interleaved", "zb-h1"
+/// The kind whose to_string() is `name`; nullopt for any other text. Readers of YAML and JSON use
+/// these, so a name is spelled in one place (to_string).
+std::optional<ScheduleKind> schedule_named(std::string_view name);
+std::optional<Recompute> recompute_named(std::string_view name);
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {

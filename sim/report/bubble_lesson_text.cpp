@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "sim/report/bubble_lesson.hpp"
+#include "sim/plan/schedule.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/json_writer.hpp"
 #include "sim/report/pipeline_ascii.hpp"
@@ -10,13 +11,10 @@ namespace stepsim::report {
 
 namespace {
 
-// Textbook bubble with T_F = 1, T_B = 2 (B = W = 1 for zb-h1): every schedule does 3m units of
-// work per stage; 1F1B/GPipe idle (p−1)·3 units, interleaving (p−1)·3/v, ZB-H1 (p−1)·1.
+// The lesson's textbook bubble: T_F = 1, T_B = 2 (B = W = 1 for zb-h1).
 double ideal_bubble(plan::ScheduleKind kind, int p, int m, int v) {
-  const double idle = kind == plan::ScheduleKind::zb_h1         ? (p - 1)
-                      : kind == plan::ScheduleKind::interleaved ? 3.0 * (p - 1) / v
-                                                                : 3.0 * (p - 1);
-  return idle / (3.0 * m + idle);
+  const bool split = kind == plan::ScheduleKind::zb_h1;
+  return plan::textbook_bubble(kind, p, m, v, 1, split ? 1 : 2, split ? 1 : 0);
 }
 
 }  // namespace

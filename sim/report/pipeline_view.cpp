@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/plan/schedule.hpp"
 #include "sim/report/format.hpp"
 
 namespace stepsim::report {
@@ -66,17 +67,21 @@ void set_textbook_bubble(PipelineView& v, double t_f, double t_b, double t_w, do
   if (p <= 1) {
     v.formula = "no pipeline (p = 1)";
     v.formula_bubble = 0;
-  } else if (v.schedule == "interleaved") {
-    v.formula = "(p-1)/(v*m+p-1) = " + std::to_string(p - 1) + "/" + std::to_string(vv * m + p - 1);
-    v.formula_bubble = static_cast<double>(p - 1) / (vv * m + p - 1);
-  } else if (v.schedule == "zb-h1") {
-    v.formula_bubble = step_ps > 0 ? (p - 1) * (t_f + t_b - t_w) / step_ps : 0;
+    return;
+  }
+  const auto kind = plan::schedule_named(v.schedule).value_or(plan::ScheduleKind::one_f_one_b);
+  if (kind == plan::ScheduleKind::zb_h1) {
+    // Over the simulated step: ZB-H1's idle does not scale with the microbatches' work alone.
+    v.formula_bubble = step_ps > 0 ? plan::textbook_idle(kind, p, 1, t_f, t_b, t_w) / step_ps : 0;
     v.formula = "(p-1)(T_F+T_B-T_W)/step = " + std::to_string(p - 1) + " x " + duration((t_f + t_b - t_w) * 1e-12) +
                 " / " + duration(step_ps * 1e-12);
-  } else {
-    v.formula = "(p-1)/(m+p-1) = " + std::to_string(p - 1) + "/" + std::to_string(m + p - 1);
-    v.formula_bubble = static_cast<double>(p - 1) / (m + p - 1);
+    return;
   }
+  // The ratio is the same whatever the pass times: (p−1)/(v·m+p−1), v = 1 unless interleaved.
+  const int chunks = kind == plan::ScheduleKind::interleaved ? vv : 1;
+  v.formula_bubble = plan::textbook_bubble(kind, p, m, chunks, 1, 2, 0);
+  v.formula = (chunks > 1 ? "(p-1)/(v*m+p-1) = " : "(p-1)/(m+p-1) = ") + std::to_string(p - 1) + "/" +
+              std::to_string(chunks * m + p - 1);
 }
 
 PipelineView build_pipeline_view(const plan::StepResult& r) {

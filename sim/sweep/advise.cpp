@@ -16,19 +16,6 @@ std::optional<std::size_t> first_of(const SweepOutcome& o, const std::vector<std
   return std::nullopt;
 }
 
-plan::ScheduleKind schedule_kind(const std::string& s) {
-  if (s == "gpipe") return plan::ScheduleKind::gpipe;
-  if (s == "interleaved") return plan::ScheduleKind::interleaved;
-  if (s == "zb-h1") return plan::ScheduleKind::zb_h1;
-  return plan::ScheduleKind::one_f_one_b;
-}
-
-plan::Recompute recompute_kind(const std::string& r) {
-  if (r == "selective") return plan::Recompute::selective;
-  if (r == "full") return plan::Recompute::full;
-  return plan::Recompute::none;
-}
-
 // The strategy a result was simulated with, dp left to follow the GPU count.
 plan::Strategy strategy_of(const plan::StepResult& r) {
   plan::Strategy s;
@@ -36,9 +23,9 @@ plan::Strategy strategy_of(const plan::StepResult& r) {
   s.pp = r.pp;
   s.zero_stage = r.zero_stage;
   s.micro_batch = r.micro_batch;
-  s.schedule = schedule_kind(r.schedule);
+  s.schedule = plan::schedule_named(r.schedule).value_or(plan::ScheduleKind::one_f_one_b);
   s.v = r.v;
-  s.recompute = recompute_kind(r.recompute);
+  s.recompute = plan::recompute_named(r.recompute).value_or(plan::Recompute::none);
   s.sequence_parallel = r.sequence_parallel;
   return s;
 }

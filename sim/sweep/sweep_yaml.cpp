@@ -28,19 +28,6 @@ std::function<int(const Field&)> int_from(std::int64_t low, std::int64_t high) {
   };
 }
 
-plan::ScheduleKind read_schedule(const Field& f) {
-  const std::string s = f.as_choice({"gpipe", "1f1b", "interleaved", "zb-h1"});
-  if (s == "gpipe") return plan::ScheduleKind::gpipe;
-  if (s == "interleaved") return plan::ScheduleKind::interleaved;
-  if (s == "zb-h1") return plan::ScheduleKind::zb_h1;
-  return plan::ScheduleKind::one_f_one_b;
-}
-
-plan::Recompute read_recompute(const Field& f) {
-  const std::string r = f.as_choice({"none", "selective", "full"});
-  return r == "none" ? plan::Recompute::none : r == "selective" ? plan::Recompute::selective : plan::Recompute::full;
-}
-
 }  // namespace
 
 SweepSpace read_sweep_space(const Field& f) {
@@ -55,8 +42,8 @@ SweepSpace read_sweep_space(const Field& f) {
   if (auto x = f.optional("micro_batch")) s.micro_batch = read_list(*x, int_from(1, kMax));
   if (auto x = f.optional("max_micro_batch")) s.max_micro_batch = int_from(1, kMax)(*x);
   if (auto x = f.optional("v")) s.v = read_list(*x, int_from(1, 1024));
-  if (auto x = f.optional("schedule")) s.schedule = read_list<plan::ScheduleKind>(*x, read_schedule);
-  if (auto x = f.optional("recompute")) s.recompute = read_list<plan::Recompute>(*x, read_recompute);
+  if (auto x = f.optional("schedule")) s.schedule = read_list<plan::ScheduleKind>(*x, plan::read_schedule);
+  if (auto x = f.optional("recompute")) s.recompute = read_list<plan::Recompute>(*x, plan::read_recompute);
   if (auto x = f.optional("sequence_parallel"))
     s.sequence_parallel = read_list<bool>(*x, [](const Field& item) { return item.as_bool(); });
   if (auto x = f.optional("allow_tp_across_servers")) s.allow_tp_across_servers = x->as_bool();

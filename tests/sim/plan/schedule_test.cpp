@@ -80,3 +80,19 @@ TEST_CASE("the pipeline's data dependencies: one hop per activation and gradient
     for (std::size_t i = 1; i < deps.size(); ++i) CHECK(deps[i - 1].from <= deps[i].from);
   }
 }
+
+TEST_CASE("the textbook bubble is the idle time of ideal_makespan") {
+  // With free communication the simulated ideal step is m·(t_f+t_b+t_w) of work plus the
+  // textbook idle, for every schedule (p = 4, m = 8; interleaved v = 2; zb-h1 with B and W split).
+  const int p = 4, m = 8;
+  for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b, ScheduleKind::interleaved, ScheduleKind::zb_h1}) {
+    const int v = kind == ScheduleKind::interleaved ? 2 : 1;
+    const bool split = kind == ScheduleKind::zb_h1;
+    const std::int64_t f = 6, b = split ? 6 : 12, w = split ? 6 : 0;  // per chunk: divisible by v
+    const auto sch = make_schedule(kind, p, m, v);
+    const double step = static_cast<double>(ideal_makespan(sch, f / v, b / v, w / v));
+    CHECK(step == doctest::Approx(m * (f + b + w) + textbook_idle(kind, p, v, f, b, w)));
+    CHECK(textbook_bubble(kind, p, m, v, f, b, w) == doctest::Approx(textbook_idle(kind, p, v, f, b, w) / step));
+  }
+  CHECK(textbook_bubble(ScheduleKind::one_f_one_b, 4, 8, 1, 1, 2, 0) == doctest::Approx(3.0 / 11));
+}
