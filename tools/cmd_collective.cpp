@@ -27,16 +27,16 @@ std::int64_t size_option(const po::variables_map& vm, const char* name) {
   return *bytes;
 }
 
-comm::Fidelity fidelity_option(const po::variables_map& vm) {
-  const auto text = vm["fidelity"].as<std::string>();
-  if (text == "auto") return comm::Fidelity::automatic;
-  if (text == "full") return comm::Fidelity::full;
-  if (text == "coarse") return comm::Fidelity::coarse;
-  throw UsageError("--fidelity: expected auto, full or coarse, found '" + text + "'");
+comm::RingMode rings_option(const po::variables_map& vm) {
+  const auto text = vm["rings"].as<std::string>();
+  if (text == "auto") return comm::RingMode::automatic;
+  if (text == "step") return comm::RingMode::step;
+  if (text == "folded") return comm::RingMode::folded;
+  throw UsageError("--rings: expected auto, step or folded, found '" + text + "'");
 }
 
 // A progress line on stderr while the sizes run (only on a terminal), `sweep`'s line counting
-// sizes: a full-fidelity sweep over a hundred ranks or more takes minutes a size. Cleared at the end.
+// sizes: a step-by-step sweep over a hundred ranks or more takes minutes a size. Cleared at the end.
 class SizeProgress {
  public:
   SizeProgress(bool enabled, std::size_t sizes) : enabled_(enabled), sizes_(sizes) { draw(0); }
@@ -80,11 +80,11 @@ int run_sweep(const po::variables_map& vm) {
   std::vector<int> gpus;
   for (int g = 0; g < cluster.gpu_count(); ++g) gpus.push_back(g);
   const auto sizes = comm::size_sweep(min, max, factor);
-  const comm::Fidelity fidelity = fidelity_option(vm);
+  const comm::RingMode rings = rings_option(vm);
   comm::PerfTable table;
   try {
     const SizeProgress progress(isatty(STDERR_FILENO) != 0, sizes.size());
-    table = comm::simulate_sweep(router, *op, gpus, sizes, *algo, true, fidelity,
+    table = comm::simulate_sweep(router, *op, gpus, sizes, *algo, true, rings,
                                  [&](std::size_t done) { progress.draw(done); });
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("--algo ") + comm::to_string(*algo) + ": " + e.what());
@@ -94,7 +94,7 @@ int run_sweep(const po::variables_map& vm) {
   } else {
     std::cout << comm::format_table(table, "stepsim collective: " + comm::to_string(*op) + " over " +
                                                std::to_string(gpus.size()) + " GPUs of " + cluster.name +
-                                               " (simulated" + (comm::use_coarse_mode(fidelity, gpus.size()) ? ", coarse: rings folded, other steps walked outside the engine" : "") +
+                                               " (simulated" + (comm::use_coarse_mode(rings, gpus.size()) ? ", coarse: rings folded, other steps walked outside the engine" : "") +
                                                "; in-place = out-of-place)");
   }
   return 0;
@@ -127,14 +127,14 @@ int run_collective(const Args& args) {
       ("maxbytes,e", po::value<std::string>()->default_value("8G"), "largest size")
       ("stepfactor,f", po::value<std::int64_t>()->default_value(2), "size multiplier")
       ("algo", po::value<std::string>()->default_value("auto"), "auto, ring, tree, nvls, hierarchical, direct")
-      ("fidelity", po::value<std::string>()->default_value("auto"),
-       "auto (coarse above 8 ranks), full (every step in the engine) or coarse (the steps walked "
-       "outside the engine, each ring then one flow; a tree too large to walk in ~10 s timed on paper)")
+      ("rings", po::value<std::string>()->default_value("auto"),
+       "auto (folded above 8 ranks), step (every step in the engine) or folded (each ring one flow, "
+       "other algorithms' steps walked outside the engine; a tree too large to walk timed on paper)")
       ("json", "print JSON instead of the nccl-tests table")
       ("calibrate", po::value<std::string>(), "fit the hardware's comm: parameters to this nccl-tests log")
       ("output,o", po::value<std::string>(), "with --calibrate: write the fitted hardware YAML here");
   const auto vm = parse_command_line(
-      "collective", "--hardware HW [--op OP] [--gpus N | --nodes N] [-b MIN] [-e MAX] [-f F] [--algo A] [--fidelity F] [--json]\n"
+      "collective", "--hardware HW [--op OP] [--gpus N | --nodes N] [-b MIN] [-e MAX] [-f F] [--algo A] [--rings R] [--json]\n"
       "       stepsim collective --calibrate LOG --hardware HW -o OUT.yaml",
       "Simulate nccl-tests' *_perf on a machine, or calibrate its collective parameters from a log.",
       options, {}, args);

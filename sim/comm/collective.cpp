@@ -54,8 +54,8 @@ bool use_coarse_mode(std::size_t ranks, bool cluster_is_large) {
   return ranks > 2 && (cluster_is_large || ranks > kCoarseAboveRanks);
 }
 
-bool use_coarse_mode(Fidelity fidelity, std::size_t ranks) {
-  return fidelity == Fidelity::automatic ? use_coarse_mode(ranks) : fidelity == Fidelity::coarse;
+bool use_coarse_mode(RingMode rings, std::size_t ranks) {
+  return rings == RingMode::automatic ? use_coarse_mode(ranks) : rings == RingMode::folded;
 }
 
 PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& req) {

@@ -33,9 +33,11 @@ struct CollectiveRequest {
   bool coarse = false;            ///< fold ring steps into one flow per rank (large groups)
 };
 
-/// How finely a collective is simulated: every ring step as its own flows (full, the reference),
-/// rings folded into one flow each (coarse, folded_ring.hpp), or coarse where use_coarse_mode() says.
-enum class Fidelity { automatic, full, coarse };
+/// How finely a collective's rings are simulated: every ring step as its own flows (step, the
+/// reference), rings folded into one flow each (folded, folded_ring.hpp; other algorithms' steps
+/// walked outside the engine), or folded where use_coarse_mode() says. Not plan::Fidelity, which
+/// says which ranks of a step are simulated.
+enum class RingMode { automatic, step, folded };
 
 /// Groups above this many ranks fold their rings by default: a step-by-step ring is 2(n−1)·n
 /// flows per collective (a 128-rank all-reduce: 32,512 flows per channel and size), which made a
@@ -45,8 +47,8 @@ constexpr std::size_t kCoarseAboveRanks = 8;
 /// Whether a collective over `ranks` ranks should run in coarse mode: above kCoarseAboveRanks, or
 /// above 2 when the caller simulates a large cluster (sim/plan). Two ranks have no ring to fold.
 bool use_coarse_mode(std::size_t ranks, bool cluster_is_large = false);
-/// Resolves Fidelity::automatic with use_coarse_mode().
-bool use_coarse_mode(Fidelity fidelity, std::size_t ranks);
+/// Resolves RingMode::automatic with use_coarse_mode().
+bool use_coarse_mode(RingMode rings, std::size_t ranks);
 
 struct CollectiveTasks {
   std::vector<core::TaskId> members;  ///< one hold per rank, on member_streams[i]

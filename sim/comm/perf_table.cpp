@@ -46,9 +46,9 @@ int root(Op op) { return op == Op::broadcast ? 0 : -1; }
 }  // namespace
 
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
-                      Algorithm algorithm, bool engine, Fidelity fidelity) {
+                      Algorithm algorithm, bool engine, RingMode rings) {
   const CollectiveRequest req{.op = op, .gpus = gpus, .bytes = bytes, .algorithm = algorithm,
-                              .coarse = use_coarse_mode(fidelity, gpus.size())};
+                              .coarse = use_coarse_mode(rings, gpus.size())};
   std::optional<AlgorithmChoice> tuned;
   if (algorithm == Algorithm::automatic) tuned = choose_with_estimate(router, req);
   const Algorithm chosen = tuned ? tuned->algorithm : algorithm;
@@ -85,12 +85,12 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
 
 PerfTable simulate_sweep(const hw::Router& router, Op op, const std::vector<int>& gpus,
                          const std::vector<std::int64_t>& sizes, Algorithm algorithm, bool engine,
-                         Fidelity fidelity, const std::function<void(std::size_t)>& on_row) {
+                         RingMode rings, const std::function<void(std::size_t)>& on_row) {
   PerfTable table{.op = op, .ranks = static_cast<int>(gpus.size()), .gpu_name = router.cluster().gpu.name};
   for (int g : gpus) table.server_of.push_back(router.cluster().server_of(g));
   double sum = 0;
   for (std::int64_t s : sizes) {
-    table.rows.push_back(simulate_size(router, op, gpus, s, algorithm, engine, fidelity));
+    table.rows.push_back(simulate_size(router, op, gpus, s, algorithm, engine, rings));
     sum += table.rows.back().busbw_gbps;
     if (on_row) on_row(table.rows.size());
   }

@@ -84,8 +84,8 @@ TEST_CASE("hierarchical all-reduce where a member's phases overlap a lot: the kn
   const hw::Router router(cluster);
   for (std::int64_t bytes : kSizes) {
     CAPTURE(bytes);
-    const auto full = simulate_size(router, Op::all_reduce, first_gpus(16), bytes, Algorithm::hierarchical, true, Fidelity::full);
-    const auto coarse = simulate_size(router, Op::all_reduce, first_gpus(16), bytes, Algorithm::hierarchical, true, Fidelity::coarse);
+    const auto full = simulate_size(router, Op::all_reduce, first_gpus(16), bytes, Algorithm::hierarchical, true, RingMode::step);
+    const auto coarse = simulate_size(router, Op::all_reduce, first_gpus(16), bytes, Algorithm::hierarchical, true, RingMode::folded);
     CHECK(coarse.time_us == doctest::Approx(full.time_us).epsilon(0.02));
   }
 }

@@ -65,8 +65,8 @@ TEST_CASE("the nccl-tests table at coarse fidelity agrees with full fidelity, th
     for (std::int64_t bytes = 1 << 20; bytes <= (1LL << 30); bytes *= 4) {
       CAPTURE(preset);
       CAPTURE(bytes);
-      const auto full = simulate_size(router, Op::all_reduce, first_gpus(16), bytes, Algorithm::automatic, true, Fidelity::full);
-      const auto coarse = simulate_size(router, Op::all_reduce, first_gpus(16), bytes, Algorithm::automatic, true, Fidelity::coarse);
+      const auto full = simulate_size(router, Op::all_reduce, first_gpus(16), bytes, Algorithm::automatic, true, RingMode::step);
+      const auto coarse = simulate_size(router, Op::all_reduce, first_gpus(16), bytes, Algorithm::automatic, true, RingMode::folded);
       CHECK(coarse.algorithm == full.algorithm);
       CHECK(coarse.time_us == doctest::Approx(full.time_us).epsilon(0.02));
     }
@@ -78,8 +78,8 @@ TEST_CASE("a tree past walk_max_min's budget is walked on the flow network, to s
   // walk_max_min's budget; timed on paper before the fallback, +3.4 %.
   const auto cluster = hw::load_cluster("a100-pcie", shape(8, std::nullopt));
   const hw::Router router(cluster);
-  const auto full = simulate_size(router, Op::all_reduce, first_gpus(64), 256 << 20, Algorithm::tree, true, Fidelity::full);
-  const auto coarse = simulate_size(router, Op::all_reduce, first_gpus(64), 256 << 20, Algorithm::tree, true, Fidelity::coarse);
+  const auto full = simulate_size(router, Op::all_reduce, first_gpus(64), 256 << 20, Algorithm::tree, true, RingMode::step);
+  const auto coarse = simulate_size(router, Op::all_reduce, first_gpus(64), 256 << 20, Algorithm::tree, true, RingMode::folded);
   CHECK(coarse.time_us == doctest::Approx(full.time_us).epsilon(1e-4));
 }
 
