@@ -126,13 +126,15 @@ core::TaskId Build::host(int local, std::int64_t ps, int layer, int mb, int chun
   return id;
 }
 
-void Build::record_members(const std::vector<core::TaskId>& members, const std::vector<int>& locals, CommClass cls,
-                           comm::Op op, std::int64_t bytes, int layer, int mb, int chunk, Slot slot) {
+int Build::record_members(const std::vector<core::TaskId>& members, const std::vector<int>& locals, CommClass cls,
+                          comm::Op op, std::int64_t bytes, int layer, int mb, int chunk, Slot slot, int group) {
+  if (group < 0) group = collectives_recorded++;
   for (std::size_t k = 0; k < members.size(); ++k) {
     meta.push_back({members[k], locals[k], layer, mb, bytes, category_of(cls), slot, static_cast<std::int8_t>(chunk),
-                    true, static_cast<std::int8_t>(op), -1});
+                    true, static_cast<std::int8_t>(op), -1, group});
     if (slot == Slot::dp) last_on_dp[locals[k]] = members[k];
   }
+  return group;
 }
 
 std::vector<std::vector<int>> Build::stage_tp_groups(int pp) const {

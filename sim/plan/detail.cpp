@@ -3,11 +3,11 @@
 // and the explicit cross-stream dependencies the builders added. Dependencies that pass through
 // tasks with no record (pass start/end markers, join markers, launch delays) are resolved to the
 // recorded tasks behind them, so a PP receive still leads its pass and a DP bucket still leads
-// back to the backward that produced its gradients. Members of one collective share a group id.
+// back to the backward that produced its gradients. Members of one collective carry the group id
+// recorded with them (Build::record_members).
 // Strings are built only here.
 #include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "sim/plan/metrics.hpp"
 
@@ -20,29 +20,12 @@ const std::vector<std::string>& stream_names() {
   return kNames;
 }
 
-// Whether meta `b` continues the collective that meta `a` belongs to: record_members writes a
-// collective's members one after another with the same shape, and its members all arrive at the
-// same instant; a PP transfer is written as its send then its receive, naming each other.
-bool same_collective(const Build& b, const TaskMeta& a, const TaskMeta& c, const TaskRecord& ra,
-                     const TaskRecord& rc, const std::unordered_set<int>& ranks_in_group) {
-  if (!a.member || !c.member || a.category != c.category || a.op != c.op || a.bytes != c.bytes ||
-      a.layer != c.layer || a.microbatch != c.microbatch || a.chunk != c.chunk)
-    return false;
-  if (ra.start_ps + ra.sync_wait_ps != rc.start_ps + rc.sync_wait_ps) return false;
-  if (a.category == TaskCategory::pp_comm)
-    return a.slot != c.slot && a.peer == b.global_of[c.rank] && c.peer == b.global_of[a.rank] &&
-           ranks_in_group.size() == 1;
-  return a.slot == c.slot && ranks_in_group.count(c.rank) == 0;
-}
-
 void fill_tasks(const Build& b, StepResult& r) {
   std::unordered_map<std::uint32_t, std::uint32_t> index;
   std::unordered_map<std::uint64_t, std::uint32_t> last_on_stream;
   // (engine id, record) of each local rank's compute-stream tasks, in stream (= creation) order.
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> compute_of(b.global_of.size());
   r.tasks.reserve(b.meta.size());
-  int groups = 0;
-  std::unordered_set<int> ranks_in_group;
   for (std::size_t k = 0; k < b.meta.size(); ++k) {
     const TaskMeta& m = b.meta[k];
     TaskRecord t;
@@ -58,15 +41,7 @@ void fill_tasks(const Build& b, StepResult& r) {
     t.sync_wait_ps = m.member ? b.engine.sync_wait(m.id).ps : 0;
     t.bytes = static_cast<double>(m.bytes);
     t.peer_rank = m.peer;
-    if (m.member) {
-      if (k > 0 && same_collective(b, b.meta[k - 1], m, r.tasks.back(), t, ranks_in_group)) {
-        t.group = r.tasks.back().group;
-      } else {
-        t.group = groups++;
-        ranks_in_group.clear();
-      }
-      ranks_in_group.insert(m.rank);
-    }
+    t.group = m.group;
     const std::uint64_t key = static_cast<std::uint64_t>(m.rank) * 16 + static_cast<std::uint64_t>(m.slot);
     if (auto it = last_on_stream.find(key); it != last_on_stream.end()) t.deps.push_back(it->second);
     const auto me = static_cast<std::uint32_t>(r.tasks.size());

@@ -32,11 +32,11 @@ void send_channel(Build& b, const std::vector<Message>& msgs, Slot send, Slot re
     b.depend(b.passes[m.sender][m.send_pass].end, members[1]);
     b.depend(members[1], b.passes[m.receiver][m.recv_pass].start);
     const int layer = -1;
-    b.record_members({members[0]}, {m.sender}, CommClass::pp, comm::Op::send_recv, b.pp_bytes, layer, m.microbatch,
-                     m.chunk, send);
+    const int transfer = b.record_members({members[0]}, {m.sender}, CommClass::pp, comm::Op::send_recv, b.pp_bytes,
+                                          layer, m.microbatch, m.chunk, send);
     b.meta.back().peer = group[1];
     b.record_members({members[1]}, {m.receiver}, CommClass::pp, comm::Op::send_recv, b.pp_bytes, layer, m.microbatch,
-                     m.chunk, recv);
+                     m.chunk, recv, transfer);
     b.meta.back().peer = group[0];
   }
 }

@@ -49,6 +49,7 @@ struct TaskMeta {
   bool member = false;          ///< a collective member: has a sync wait
   std::int8_t op = 0;           ///< comm::Op for members, else 0
   std::int32_t peer = -1;       ///< PP send/recv: the other end's global rank
+  std::int32_t group = -1;      ///< members: the collective's id, shared by all its members
 };
 
 /// +bytes or −bytes on a rank when a task starts or finishes.
@@ -132,14 +133,17 @@ class Build {
   std::vector<core::TaskId> backward_end;           ///< [local] last backward/weight pass end
   std::vector<std::optional<core::TaskId>> last_on_dp;  ///< [local] latest member on the dp stream
   std::vector<std::int64_t> stage_params;           ///< [stage] parameters one rank of it holds
+  int collectives_recorded = 0;                     ///< the next collective's group id
 
   core::StreamId stream(int local, Slot s) const { return streams[local][static_cast<int>(s)]; }
   void depend(core::TaskId before, core::TaskId after);
   core::TaskId compute(int local, std::int64_t ps, TaskCategory cat, int layer, int mb, int chunk);
   /// `ps` of the host thread's time on its stream (Slot::host), recorded as TaskCategory::host.
   core::TaskId host(int local, std::int64_t ps, int layer, int mb, int chunk);
-  void record_members(const std::vector<core::TaskId>& members, const std::vector<int>& locals, CommClass cls,
-                      comm::Op op, std::int64_t bytes, int layer, int mb, int chunk, Slot slot);
+  /// Records the members of one collective; `group`: the id of a collective already recorded in
+  /// part (a PP transfer's receive after its send), or −1 for a new one. Returns the id.
+  int record_members(const std::vector<core::TaskId>& members, const std::vector<int>& locals, CommClass cls,
+                     comm::Op op, std::int64_t bytes, int layer, int mb, int chunk, Slot slot, int group = -1);
   /// Simulated local ranks of stage `pp`, as TP groups (one per simulated dp index).
   std::vector<std::vector<int>> stage_tp_groups(int pp) const;
   bool is_simulated(int global) const { return local_of[static_cast<std::size_t>(global)] >= 0; }
