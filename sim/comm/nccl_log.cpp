@@ -43,17 +43,24 @@ std::size_t digits_at(const std::string& s, std::size_t i) {
 
 bool text_at(const std::string& s, std::size_t i, const char* text) { return s.compare(i, std::strlen(text), text) == 0; }
 
-// mpirun's --tag-output prefix, "[1,0]<stdout>:"; the content starts after it.
+std::size_t skip_spaces(const std::string& s, std::size_t i) {
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return i;
+}
+
+// Where a line's content starts: after any indentation (a log pasted into a markdown list) and
+// mpirun's --tag-output prefix, "[1,0]<stdout>:".
 std::size_t content_start(const std::string& line) {
-  std::size_t i = 0;
-  if (!text_at(line, i, "[")) return 0;
+  const std::size_t indent = skip_spaces(line, 0);
+  std::size_t i = indent;
+  if (!text_at(line, i, "[")) return indent;
   std::size_t n = digits_at(line, ++i);
-  if (n == 0 || !text_at(line, i += n, ",")) return 0;
+  if (n == 0 || !text_at(line, i += n, ",")) return indent;
   n = digits_at(line, ++i);
-  if (n == 0 || !text_at(line, i += n, "]<std")) return 0;
+  if (n == 0 || !text_at(line, i += n, "]<std")) return indent;
   i += 5;
-  if (!text_at(line, i, "out>:") && !text_at(line, i, "err>:")) return 0;
-  return i + 5;
+  if (!text_at(line, i, "out>:") && !text_at(line, i, "err>:")) return indent;
+  return skip_spaces(line, i + 5);
 }
 
 // The column layout from the header line: where time/algbw/busbw sit in a row.
@@ -61,6 +68,7 @@ struct Layout {
   std::size_t columns = 0;   // tokens in a full row
   std::size_t time = 0;      // index of the out-of-place time
   std::size_t half = 0;      // tokens from out-of-place time to in-place time
+  bool counts_wrong = false; // new format: the column after busbw counts wrong elements
 };
 
 std::optional<Layout> header_layout(const std::vector<Token>& t) {
@@ -74,6 +82,7 @@ std::optional<Layout> header_layout(const std::vector<Token>& t) {
     }
   if (l.time == 0 || l.half == 0) return std::nullopt;
   l.columns = t.size() - 1;
+  l.counts_wrong = std::any_of(t.begin(), t.end(), [](const Token& k) { return k.text == "#wrong"; });
   return l;
 }
 
@@ -114,6 +123,13 @@ NcclLogRow read_row(const std::vector<Token>& t, const Layout& l, const SourcePo
     r.in_place_time_us = number(t[l.time + l.half], pos, "a time in us");
     r.in_place_busbw_gbps = number(t[l.time + l.half + 2], pos, "a busbw in GB/s");
   }
+  // nccl-tests checks every result (-c 1) and counts the wrong elements; "N/A" when it did not.
+  for (const std::size_t wrong : {l.time + 3, l.time + l.half + 3})
+    if (l.counts_wrong && wrong < t.size() && digits_at(t[wrong].text, 0) == t[wrong].text.size() && t[wrong].text != "0")
+      throw ConfigError({pos.file, pos.line, t[wrong].column}, "",
+                        "this row has " + t[wrong].text +
+                            " wrong elements: the collective gave wrong results, so its timings cannot calibrate a "
+                            "machine (fix the run until nccl-tests reports no errors)");
   return r;
 }
 
@@ -176,11 +192,15 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& file) {
     if (auto l = header_layout(t)) layout = l;
     if (layout && is_row(t)) log.rows.push_back(read_row(t, *layout, pos));
     if (content.rfind("# Avg bus bandwidth", 0) == 0 && t.size() >= 6) log.avg_busbw_gbps = number(t.back(), pos, "a bandwidth");
+    // nccl-tests' closing verdict when a check failed: "# Out of bounds values : 108 FAILED".
+    if (content.rfind("# Out of bounds values", 0) == 0 && content.find("FAILED") != std::string::npos)
+      throw ConfigError({file, number_of_line, static_cast<int>(start) + 1}, "",
+                        "nccl-tests reports wrong results ('" + content +
+                            "'): its timings cannot calibrate a machine (fix the run until it reports OK)");
   }
   if (!layout)
     throw ConfigError({file, 0, 0}, "", "no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...'");
   if (log.rows.empty()) throw ConfigError({file, 0, 0}, "", "nccl-tests table has a header but no rows");
-  if (log.ranks == 0) throw ConfigError({file, 0, 0}, "", "no '#  Rank N ... device' lines: cannot tell how many GPUs ran");
   log.hosts = static_cast<int>(hosts.size());
   infer_op(text, log);
   return log;
@@ -195,6 +215,9 @@ NcclLog read_nccl_log(const std::string& path) {
 }
 
 hw::ClusterShape shape_for(const NcclLog& log) {
+  if (log.ranks == 0)
+    throw ConfigError({log.file, 0, 0}, "",
+                      "no '#  Rank N ... device' lines: cannot tell how many GPUs ran (give --nodes and --gpus)");
   hw::ClusterShape shape;
   shape.nodes = std::max(1, log.hosts);
   shape.gpus_per_node = log.ranks / *shape.nodes;

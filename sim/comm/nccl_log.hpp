@@ -1,6 +1,8 @@
 // Reading a real nccl-tests log (all_reduce_perf and friends) as people paste it: launcher noise,
 // `[1,N]<stdout>:` prefixes from mpirun, NCCL INFO lines between the header and the rows, old
-// (no `root` column, float `error` column) and new (`#wrong`) formats, tables trimmed by hand.
+// (no `root` column, float `error` column) and new (`#wrong`) formats, tables trimmed by hand,
+// lines indented by a markdown list. A run that nccl-tests itself found wrong (a non-zero `#wrong`,
+// "# Out of bounds values : N FAILED") is refused at that line: its timings are not a collective's.
 // Rows are taken after the column-header line; a row that starts with a number but does not
 // parse is a ConfigError at its line and column.
 #pragma once
@@ -29,7 +31,7 @@ struct NcclLogRow {
 struct NcclLog {
   std::string file{};
   Op op = Op::all_reduce;          ///< from "<op>_perf" in the text, else from busbw/algbw
-  int ranks = 0;                   ///< highest "Rank N" + 1 (pasted rank lists may be trimmed)
+  int ranks = 0;                   ///< highest "Rank N" + 1 (pasted rank lists may be trimmed); 0: no rank lines
   int hosts = 0;                   ///< distinct hosts in the rank lines
   std::string gpu_name{};          ///< as the device lines print it
   std::vector<NcclLogRow> rows{};
@@ -45,7 +47,8 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& file);
 /// Reads the file first; a missing file is a ConfigError.
 NcclLog read_nccl_log(const std::string& path);
 
-/// The cluster shape the log ran on: `hosts` servers of ranks/hosts GPUs.
+/// The cluster shape the log ran on: `hosts` servers of ranks/hosts GPUs. A log without rank
+/// lines (a table pasted alone) is a ConfigError here: the caller sets ranks and hosts first.
 hw::ClusterShape shape_for(const NcclLog& log);
 
 }  // namespace stepsim::comm

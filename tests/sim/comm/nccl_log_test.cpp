@@ -80,8 +80,44 @@ TEST_CASE("malformed logs are ConfigErrors with file, line and column") {
         "log.txt:4:57: expected a time in us in an nccl-tests row, found '8.9x'");
   CHECK(error_of(std::string(kHeader) + "           8             2     float     sum\n") ==
         "log.txt:4:12: expected an nccl-tests row of 13 columns as the header says, found 4");
-  CHECK(error_of("#       size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n8 2 float sum -1 9.0 0 0 0\n") ==
-        "log.txt: no '#  Rank N ... device' lines: cannot tell how many GPUs ran");
+}
+
+TEST_CASE("a table pasted without its rank lines parses; its GPU count must come from the caller") {
+  const auto log = parse_nccl_log("#       size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n8 2 float sum -1 9.0 0 0 0\n", "log.txt");
+  CHECK(log.ranks == 0);
+  CHECK(log.rows.size() == 1);
+  CHECK_THROWS_WITH_AS(shape_for(log), "log.txt: no '#  Rank N ... device' lines: cannot tell how many GPUs ran (give --nodes and --gpus)",
+                       config::ConfigError);
+}
+
+TEST_CASE("a run nccl-tests found wrong is refused at the line that says so") {
+  const std::string good = "           8             2     float     sum      -1     9.0    0.00    0.00      0     9.1    0.00    0.00      0\n";
+  const std::string wrong = "        1024           256     float     sum      -1    10.0    0.10    0.10     12    10.1    0.10    0.10      0\n";
+  CHECK(error_of(std::string(kHeader) + good + wrong) ==
+        "log.txt:5:82: this row has 12 wrong elements: the collective gave wrong results, so its timings cannot calibrate a "
+        "machine (fix the run until nccl-tests reports no errors)");
+  CHECK(error_of(std::string(kHeader) + good + "# Out of bounds values : 108 FAILED\n") ==
+        "log.txt:5:1: nccl-tests reports wrong results ('# Out of bounds values : 108 FAILED'): its timings cannot "
+        "calibrate a machine (fix the run until it reports OK)");
+  // Without a check (-c 0) the column reads N/A, and a passing run says OK.
+  const std::string unchecked = "           8             2     float     sum      -1     9.0    0.00    0.00    N/A     9.1    0.00    0.00    N/A\n";
+  CHECK(error_of(std::string(kHeader) + unchecked + "# Out of bounds values : 0 OK\n").empty());
+}
+
+TEST_CASE("a log indented by a markdown list reads as the same log") {
+  const std::string text = std::string(kHeader) +
+                           "           8             2     float     sum      -1     9.0    0.00    0.00      0     9.1    0.00    0.00      0\n"
+                           "# Avg bus bandwidth    : 0.5\n";
+  std::string indented;
+  for (std::size_t from = 0, to; (to = text.find('\n', from)) != std::string::npos; from = to + 1)
+    indented += "    " + text.substr(from, to + 1 - from);
+  const auto plain = parse_nccl_log(text, "x"), four = parse_nccl_log(indented, "x");
+  CHECK(four.ranks == plain.ranks);
+  CHECK(four.rows.size() == plain.rows.size());
+  CHECK(four.rows.front().time_us == plain.rows.front().time_us);
+  REQUIRE(four.avg_busbw_gbps);
+  CHECK(*four.avg_busbw_gbps == 0.5);
+  CHECK(four.gpu_name == plain.gpu_name);
 }
 
 TEST_CASE("hostile pastes: 30 KB lines, huge ranks and sizes are refused at their place (shared/reliability)") {
