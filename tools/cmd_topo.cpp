@@ -8,6 +8,7 @@
 #include "hardware/topo_import.hpp"
 #include "hardware/topo_report.hpp"
 #include "sim/config/config_error.hpp"
+#include "sim/config/text_file.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
 
@@ -62,11 +63,7 @@ int run_import(const Args& args) {
                                      options, positional, args);
   if (!vm) return 0;
   const std::string file = (*vm)["file"].as<std::string>();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw config::ConfigError({file, 0, 0}, "", "cannot open the file (does it exist?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string yaml = hw::import_nvidia_smi_topo(text.str(), file, (*vm)["gpu"].as<std::string>());
+  const std::string yaml = hw::import_nvidia_smi_topo(config::read_text_file(file), file, (*vm)["gpu"].as<std::string>());
   if (!vm->count("output")) {
     std::cout << yaml;
     return 0;

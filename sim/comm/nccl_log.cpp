@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sim/config/config_error.hpp"
+#include "sim/config/text_file.hpp"
 
 namespace stepsim::comm {
 namespace {
@@ -207,11 +208,7 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& file) {
 }
 
 NcclLog read_nccl_log(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError({path, 0, 0}, "", "cannot read the nccl-tests log");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_nccl_log(text.str(), path);
+  return parse_nccl_log(config::read_text_file(path), path);
 }
 
 hw::ClusterShape shape_for(const NcclLog& log) {

@@ -7,6 +7,9 @@
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/depthguard.h>
+
+#include "sim/config/text_file.hpp"
 #include "sim/config/units.hpp"
 #include "sim/config/utf8.hpp"
 
@@ -231,6 +234,9 @@ YamlDocument YamlDocument::load_string(const std::string& text, const std::strin
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw ConfigError(pos_of(e.mark, name), "",
+                      "expected YAML nested at most " + std::to_string(e.depth() - 1) + " levels deep (no stepsim file nests more than a few)");
   } catch (const YAML::Exception& e) {
     throw ConfigError(pos_of(e.mark, name), "", "not valid YAML: " + e.msg);
   }
@@ -242,13 +248,7 @@ YamlDocument YamlDocument::load_string(const std::string& text, const std::strin
   return YamlDocument(root, name);
 }
 
-YamlDocument YamlDocument::load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError({path, 0, 0}, "", "cannot open the file (does it exist?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_string(text.str(), path);
-}
+YamlDocument YamlDocument::load_file(const std::string& path) { return load_string(read_text_file(path), path); }
 
 Field YamlDocument::root() const { return Field(root_, file_, ""); }
 
