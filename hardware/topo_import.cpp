@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <string>
 
 namespace stepsim::hw {
 namespace {
@@ -23,13 +24,55 @@ struct Line {
   int end_column = 1;
 };
 
-// Splits a line on spaces and tabs, dropping ANSI escapes (ESC [ ... final byte) and CR.
+// Length of the connection code or device label at text[i] (X, NV#, PIX, PXB, PHB, NODE, SYS, SOC;
+// GPU#, NIC#), 0 if none starts there. Digits are taken greedily.
+std::size_t cell_at(const std::string& text, std::size_t i) {
+  auto digits_from = [&](std::size_t j) {
+    std::size_t k = j;
+    while (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]))) ++k;
+    return k - j;
+  };
+  for (const char* word : {"NODE", "PIX", "PXB", "PHB", "SYS", "SOC"})
+    if (text.compare(i, std::char_traits<char>::length(word), word) == 0) return std::char_traits<char>::length(word);
+  for (const char* prefix : {"GPU", "NIC", "NV"})
+    if (text.compare(i, std::char_traits<char>::length(prefix), prefix) == 0) {
+      const std::size_t d = digits_from(i + std::char_traits<char>::length(prefix));
+      return d > 0 ? std::char_traits<char>::length(prefix) + d : 0;
+    }
+  return text.compare(i, 1, "X") == 0 ? 1 : 0;
+}
+
+// Cells pasted without their separator ("NODENODE", "PIXPIX", "NIC12NIC13") are split where the
+// whole token reads as two or more codes or labels; any other token stays as it is.
+void add_token(std::vector<Token>& out, const std::string& text, int column) {
+  std::vector<std::size_t> cuts;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = cell_at(text, i);
+    if (n == 0) {
+      cuts.clear();
+      break;
+    }
+    cuts.push_back(i);
+    i += n;
+  }
+  if (cuts.size() < 2) {
+    out.push_back({text, column});
+    return;
+  }
+  for (std::size_t k = 0; k < cuts.size(); ++k) {
+    const std::size_t end = k + 1 < cuts.size() ? cuts[k + 1] : text.size();
+    out.push_back({text.substr(cuts[k], end - cuts[k]), column + static_cast<int>(cuts[k])});
+  }
+}
+
+// Splits a line on spaces, tabs and no-break spaces (U+00A0, which web pages put in pasted
+// tables), dropping ANSI escapes (ESC [ ... final byte) and CR.
 Line tokenize(const std::string& text, int number) {
   Line line{number, {}, static_cast<int>(text.size()) + 1};
   std::string current;
   int start = 0;
   auto flush = [&] {
-    if (!current.empty()) line.tokens.push_back({current, start});
+    if (!current.empty()) add_token(line.tokens, current, start);
     current.clear();
   };
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -45,6 +88,11 @@ Line tokenize(const std::string& text, int number) {
     }
     if (ch == ' ' || ch == '\t' || ch == '\r') {
       flush();
+      continue;
+    }
+    if (ch == '\xc2' && i + 1 < text.size() && text[i + 1] == '\xa0') {
+      flush();
+      ++i;
       continue;
     }
     if (current.empty()) start = static_cast<int>(i) + 1;

@@ -119,6 +119,39 @@ TEST_CASE("broken pastes fail at the cell, with the whole message") {
               "topo.txt:2:10: GPU0 to GPU1 is NV4, but L40S has no NVLink in hardware/gpus.yaml", "L40S");
 }
 
+TEST_CASE("cells pasted without a separator are split into the codes and labels they are made of") {
+  // The same 4-GPU matrix, once spaced as nvidia-smi prints it, once with cells run together
+  // (as a paste that lost its tabs shows them) and a no-break space (U+00A0) as a separator.
+  const std::string spaced =
+      "\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\n"
+      "GPU0\t X \tPIX\tNODE\tNODE\tPIX\tNODE\n"
+      "GPU1\tPIX\t X \tNODE\tNODE\tPIX\tNODE\n"
+      "GPU2\tNODE\tNODE\t X \tPIX\tNODE\tPIX\n"
+      "GPU3\tNODE\tNODE\tPIX\t X \tNODE\tPIX\n"
+      "NIC0\tPIX\tPIX\tNODE\tNODE\t X \tNODE\n"
+      "NIC1\tNODE\tNODE\tPIX\tPIX\tNODE\t X \n";
+  const std::string glued =
+      "   GPU0 GPU1 GPU2 GPU3 NIC0NIC1\n"
+      "GPU0  X PIX NODENODE PIX NODE\n"
+      "GPU1 PIX  X NODE NODE\xc2\xa0PIX NODE\n"
+      "GPU2 NODENODE X PIX NODE PIX\n"
+      "GPU3 NODE NODE PIXX NODE PIX\n"
+      "NIC0 PIXPIX NODE NODE X NODE\n"
+      "NIC1 NODE NODE PIX PIX NODE X\n";
+  const TopoMatrix a = parse_nvidia_smi_topo(spaced, "a.txt"), b = parse_nvidia_smi_topo(glued, "b.txt");
+  REQUIRE(b.devices.size() == a.devices.size());
+  for (std::size_t i = 0; i < a.devices.size(); ++i) {
+    CHECK(b.devices[i].label == a.devices[i].label);
+    CHECK(b.codes[i] == a.codes[i]);
+  }
+  // A split cell keeps its own column: "NODENODE" on line 2 starts at column 13, so its second NODE at 17.
+  CHECK(b.where[0][2].column == 13);
+  CHECK(b.where[0][3].column == 17);
+  // A token that is not made of codes entirely stays whole and is reported as it is.
+  check_error("\tGPU0\tGPU1\nGPU0\t X \tPIXY\nGPU1\tPIX\t X \n",
+              "topo.txt:2:10: unknown connection code 'PIXY' in row GPU0; expected X, NV#, PIX, PXB, PHB, NODE or SYS");
+}
+
 TEST_CASE("the imported YAML names its source and the GPU") {
   const std::string yaml = import_nvidia_smi_topo(read_data(kSamples[1].file), "box/a6000.txt", "a6000");
   CHECK(yaml.find("# Imported by `stepsim topo import` from box/a6000.txt (nvidia-smi topo -m).\n") == 0);
