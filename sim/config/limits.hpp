@@ -18,8 +18,9 @@ struct Limit {
 inline constexpr Limit kMaxGpus{"GPUs in a cluster", 65'536, "the cluster's graph and routes grow with it"};
 /// 2^22 tokens: 4x the longest context trained at scale; attention FLOPs grow with its square.
 inline constexpr Limit kMaxSeqLen{"tokens per sequence", 4'194'304, "attention work and step time grow with its square"};
-/// Every microbatch is simulated pass by pass: 4,096 of a 7B model on 4 GPUs take ~2 s and
-/// 0.6 GB, 16,384 take 17 s and 2.4 GB.
+/// Every microbatch is simulated pass by pass, so time and memory grow with the count (and a
+/// little faster: more passes in flight); 4,096 covers a global batch of 4,096 sequences at
+/// micro-batch 1 on one replica. What it costs at the limit is measured in the issue notes.
 inline constexpr Limit kMaxMicrobatches{"microbatches per step", 4'096, "each one is simulated pass by pass"};
 
 /// "expected at most 65,536 GPUs in a cluster (the cluster's graph ...), found 1,000,000".

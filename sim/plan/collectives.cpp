@@ -16,7 +16,7 @@
 namespace stepsim::plan {
 std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std::vector<int>& group,
                                            std::int64_t bytes, const std::vector<core::StreamId>& streams, int stage) {
-  if (const auto& bw = b_.opt.hooks.comm_bytes_per_s) {
+  if (const auto& bw = b_.in.opt.hooks.comm_bytes_per_s) {
     const bool free = std::isinf(*bw) || bytes == 0;
     return timed(streams, free ? core::Duration{} : core::transfer_time(bytes, *bw));
   }
@@ -26,25 +26,25 @@ std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std
   request.op = op;
   request.gpus = group;
   request.bytes = bytes;
-  request.coarse = comm::use_coarse_mode(group.size(), b_.coarse);
+  request.coarse = comm::use_coarse_mode(group.size(), b_.in.large_cluster);
   return comm::add_collective(*b_.network, request, streams).members;
 }
 
 std::vector<core::TaskId> Collectives::timed(const std::vector<core::StreamId>& streams, core::Duration d) {
   std::vector<core::TaskId> holds;
-  for (auto s : streams) holds.push_back(b_.engine.add_hold(s));
-  const core::TaskId arrival = b_.engine.arrival_marker(b_.engine.add_group(holds));
+  for (auto s : streams) holds.push_back(b_.rec.engine().add_hold(s));
+  const core::TaskId arrival = b_.rec.engine().arrival_marker(b_.rec.engine().add_group(holds));
   core::TaskId done = arrival;
   if (d.ps > 0) {
-    done = b_.engine.add_delay(d);
-    b_.engine.add_dependency(arrival, done);
+    done = b_.rec.engine().add_delay(d);
+    b_.rec.engine().add_dependency(arrival, done);
   }
-  for (auto h : holds) b_.engine.hold_until(h, done);
+  for (auto h : holds) b_.rec.engine().hold_until(h, done);
   return holds;
 }
 
 core::Duration Collectives::tp_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes) {
-  if (const auto& bw = b_.opt.hooks.comm_bytes_per_s)
+  if (const auto& bw = b_.in.opt.hooks.comm_bytes_per_s)
     return (std::isinf(*bw) || bytes == 0) ? core::Duration{} : core::transfer_time(bytes, *bw);
   return isolated_time(op, group, bytes);
 }
@@ -52,17 +52,17 @@ core::Duration Collectives::tp_time(comm::Op op, const std::vector<int>& group, 
 core::Duration Collectives::isolated_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes) {
   // Servers of one preset are alike: key by the local positions of the group's GPUs.
   std::vector<int> shape;
-  for (int g : group) shape.push_back(b_.sc.cluster.local_index(g));
+  for (int g : group) shape.push_back(b_.in.sc.cluster.local_index(g));
   const auto key = std::make_tuple(static_cast<int>(op), bytes, shape);
   if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
   comm::CollectiveRequest request;
   request.op = op;
   request.gpus = group;
   request.bytes = bytes;
-  const core::Duration d = b_.sc.faults.links.empty() ? comm::estimate(b_.router, request)
+  const core::Duration d = b_.in.sc.faults.links.empty() ? comm::estimate(b_.router, request)
                                                       : concurrent_time({group}, op, bytes);
   // With link faults the estimate would not see the degraded link; a scratch engine does.
-  if (b_.sc.faults.links.empty()) isolated_cache_[key] = d;
+  if (b_.in.sc.faults.links.empty()) isolated_cache_[key] = d;
   return d;
 }
 
@@ -70,8 +70,8 @@ core::Duration Collectives::concurrent_dp_time(comm::Op op, std::int64_t bytes, 
   const auto key = std::make_tuple(static_cast<int>(op), bytes, stage);
   if (auto it = concurrent_cache_.find(key); it != concurrent_cache_.end()) return it->second;
   std::vector<std::vector<int>> groups;
-  const Coord me = b_.grid.coord(group.front());
-  for (int t = 0; t < b_.grid.tp(); ++t) groups.push_back(b_.grid.dp_group(b_.grid.rank({t, 0, me.pp})));
+  const Coord me = b_.in.grid.coord(group.front());
+  for (int t = 0; t < b_.in.grid.tp(); ++t) groups.push_back(b_.in.grid.dp_group(b_.in.grid.rank({t, 0, me.pp})));
   const core::Duration d = concurrent_time(groups, op, bytes);
   concurrent_cache_[key] = d;
   return d;
@@ -80,8 +80,8 @@ core::Duration Collectives::concurrent_dp_time(comm::Op op, std::int64_t bytes, 
 // All `groups` run the collective at once on an otherwise idle copy of the machine.
 core::Duration Collectives::concurrent_time(const std::vector<std::vector<int>>& groups, comm::Op op, std::int64_t bytes) {
   core::Engine engine;
-  comm::Network network(engine, b_.sc.cluster, b_.router);
-  for (const auto& fault : b_.sc.faults.links)
+  comm::Network network(engine, b_.in.sc.cluster, b_.router);
+  for (const auto& fault : b_.in.sc.faults.links)
     for (int link : fault.links) engine.scale_link(network.link(link), fault.bandwidth_factor);
   for (const auto& g : groups) {
     std::vector<core::StreamId> streams;
@@ -91,7 +91,7 @@ core::Duration Collectives::concurrent_time(const std::vector<std::vector<int>>&
     request.op = op;
     request.gpus = g;
     request.bytes = bytes;
-    request.coarse = comm::use_coarse_mode(g.size(), b_.coarse);
+    request.coarse = comm::use_coarse_mode(g.size(), b_.in.large_cluster);
     comm::add_collective(network, request, streams);
   }
   return engine.run().makespan - core::TimePoint{};

@@ -4,7 +4,7 @@
 // tasks with no record (pass start/end markers, join markers, launch delays) are resolved to the
 // recorded tasks behind them, so a PP receive still leads its pass and a DP bucket still leads
 // back to the backward that produced its gradients. Members of one collective carry the group id
-// recorded with them (Build::record_members).
+// recorded with them (TaskRecorder::record_members).
 // Strings are built only here.
 #include <algorithm>
 #include <unordered_map>
@@ -25,9 +25,9 @@ void fill_tasks(const Build& b, StepResult& r) {
   std::unordered_map<std::uint64_t, std::uint32_t> last_on_stream;
   // (engine id, record) of each local rank's compute-stream tasks, in stream (= creation) order.
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> compute_of(b.global_of.size());
-  r.tasks.reserve(b.meta.size());
-  for (std::size_t k = 0; k < b.meta.size(); ++k) {
-    const TaskMeta& m = b.meta[k];
+  r.tasks.reserve(b.rec.meta().size());
+  for (std::size_t k = 0; k < b.rec.meta().size(); ++k) {
+    const TaskMeta& m = b.rec.meta()[k];
     TaskRecord t;
     t.rank = b.global_of[m.rank];
     t.stream = static_cast<int>(m.slot);
@@ -36,9 +36,9 @@ void fill_tasks(const Build& b, StepResult& r) {
     t.layer = m.layer;
     t.microbatch = m.microbatch;
     t.chunk = m.chunk;
-    t.start_ps = b.engine.start_of(m.id).ps;
-    t.end_ps = b.engine.finish_of(m.id).ps;
-    t.sync_wait_ps = m.member ? b.engine.sync_wait(m.id).ps : 0;
+    t.start_ps = b.rec.engine().start_of(m.id).ps;
+    t.end_ps = b.rec.engine().finish_of(m.id).ps;
+    t.sync_wait_ps = m.member ? b.rec.engine().sync_wait(m.id).ps : 0;
     t.bytes = static_cast<double>(m.bytes);
     t.peer_rank = m.peer;
     t.group = m.group;
@@ -54,7 +54,7 @@ void fill_tasks(const Build& b, StepResult& r) {
   // Unrecorded tasks: their explicit predecessors, and for compute-stream markers the rank they
   // sit on (their stream neighbours are then a predecessor and a successor too).
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> before_of;
-  for (const auto& [before, after] : b.dep_log)
+  for (const auto& [before, after] : b.rec.dependencies())
     if (!index.count(after.value)) before_of[after.value].push_back(before.value);
   std::unordered_map<std::uint32_t, int> marker_rank;
   auto note_marker = [&](core::TaskId id, int local) {
@@ -96,7 +96,7 @@ void fill_tasks(const Build& b, StepResult& r) {
     for (std::uint32_t d : deps)
       if (d != record && std::find(list.begin(), list.end(), d) == list.end()) list.push_back(d);
   };
-  for (const auto& [before, after] : b.dep_log) {
+  for (const auto& [before, after] : b.rec.dependencies()) {
     auto c = index.find(after.value);
     if (c == index.end()) continue;
     if (auto a = index.find(before.value); a != index.end()) {
@@ -118,9 +118,9 @@ void fill_detail(const Build& b, const RankTimes& t, StepResult& r) {
   for (std::size_t k = 0; k < b.global_of.size(); ++k) {
     RankInfo& info = r.ranks[k];
     const int g = b.global_of[k];
-    const Coord c = b.grid.coord(g);
+    const Coord c = b.in.grid.coord(g);
     info.rank = info.gpu = g;
-    info.server = b.sc.cluster.server_of(g);
+    info.server = b.in.sc.cluster.server_of(g);
     info.tp = c.tp;
     info.dp = c.dp;
     info.pp = c.pp;
@@ -128,7 +128,7 @@ void fill_detail(const Build& b, const RankTimes& t, StepResult& r) {
     info.layers = static_cast<int>(b.grad_ready[k].size());
     info.busy_s = static_cast<double>(t.busy_ps[k]) * 1e-12;
   }
-  if (b.opt.detail) fill_tasks(b, r);
+  if (b.in.opt.detail) fill_tasks(b, r);
 }
 
 }  // namespace stepsim::plan

@@ -20,8 +20,8 @@ struct Point {
 };
 
 MemoryBreakdown static_states(const Build& b, int stage) {
-  const int zero = b.st.effective_zero_stage();
-  const auto states = models::model_state_bytes(b.stage_params[stage], zero, b.grid.dp());
+  const int zero = b.in.st.effective_zero_stage();
+  const auto states = models::model_state_bytes(b.in.stage_params[stage], zero, b.in.grid.dp());
   MemoryBreakdown m;
   m.parameters = states.params;
   m.gradients = states.grads;
@@ -53,8 +53,8 @@ std::int64_t memory_reserve_bytes(std::int64_t capacity) {
 void fill_memory(const Build& b, StepResult& r) {
   const std::size_t n = b.global_of.size();
   std::vector<std::vector<Point>> points(n);
-  for (const MemEvent& e : b.mem) {
-    const auto t = e.at_start ? b.engine.start_of(e.task) : b.engine.finish_of(e.task);
+  for (const MemEvent& e : b.rec.mem()) {
+    const auto t = e.at_start ? b.rec.engine().start_of(e.task) : b.rec.engine().finish_of(e.task);
     points[e.rank].push_back({t.ps, e.delta, e.kind});
   }
   r.ranks.resize(n);
@@ -63,13 +63,13 @@ void fill_memory(const Build& b, StepResult& r) {
     std::sort(pts.begin(), pts.end(), [](const Point& a, const Point& c) {
       return a.t != c.t ? a.t < c.t : a.delta < c.delta;
     });
-    const int stage = b.grid.coord(b.global_of[k]).pp;
+    const int stage = b.in.grid.coord(b.global_of[k]).pp;
     MemoryBreakdown now = static_states(b, stage), peak = now;
     RankInfo& info = r.ranks[k];
     for (const Point& p : pts) {
       add(now, p.kind, p.delta);
       if (now.total() > peak.total()) peak = now;
-      if (b.opt.detail) info.memory.push_back({p.t, now.total()});
+      if (b.in.opt.detail) info.memory.push_back({p.t, now.total()});
     }
     info.peak_memory_bytes = peak.total();
     info.at_peak = peak;
@@ -78,7 +78,7 @@ void fill_memory(const Build& b, StepResult& r) {
       r.memory_at_peak = peak;
     }
   }
-  r.memory_capacity_bytes = b.sc.cluster.gpu.memory_bytes;
+  r.memory_capacity_bytes = b.in.sc.cluster.gpu.memory_bytes;
   const std::int64_t reserve = memory_reserve_bytes(r.memory_capacity_bytes);
   r.memory_at_peak.reserve = reserve;
   r.fits = r.peak_memory_bytes + reserve <= r.memory_capacity_bytes;

@@ -62,14 +62,14 @@ RankTimes measure_ranks(const Build& b) {
   out.exposed_ps.assign(n, {});
   out.idle_ps.assign(n, 0);
   out.host_bound_ps.assign(n, 0);
-  for (const TaskMeta& m : b.meta) {
-    const std::int64_t start = b.engine.start_of(m.id).ps, end = b.engine.finish_of(m.id).ps;
+  for (const TaskMeta& m : b.rec.meta()) {
+    const std::int64_t start = b.rec.engine().start_of(m.id).ps, end = b.rec.engine().finish_of(m.id).ps;
     if (!m.member) {
       if (is_compute(m.category)) compute[m.rank].emplace_back(start, end);
       if (m.category == TaskCategory::host) host[m.rank].emplace_back(start, end);
       continue;
     }
-    const std::int64_t wait = b.engine.sync_wait(m.id).ps;
+    const std::int64_t wait = b.rec.engine().sync_wait(m.id).ps;
     const CommClass cls = class_of(m.category);
     moving[m.rank][static_cast<int>(cls)].emplace_back(start + wait, end);
     if (cls != CommClass::pp) out.stall_ps[m.rank] += wait;
@@ -96,21 +96,21 @@ void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
   const double n = static_cast<double>(b.global_of.size());
   const double step = static_cast<double>(t.step_ps) * 1e-12;
   r.step_time_s = step;
-  const double tokens = static_cast<double>(b.sc.training.global_batch * b.sc.training.seq_len);
+  const double tokens = static_cast<double>(b.in.sc.training.global_batch * b.in.sc.training.seq_len);
   r.tokens_per_s = tokens / step;
-  const double gpus = b.grid.size();
-  const double peak = models::peak_flops(b.sc.cluster.gpu, b.cost_in.dtype);
-  const double model_flops = models::model_flops_per_token(b.sc.model, b.sc.training.seq_len) * tokens;
+  const double gpus = b.in.grid.size();
+  const double peak = models::peak_flops(b.in.sc.cluster.gpu, b.in.cost_in.dtype);
+  const double model_flops = models::model_flops_per_token(b.in.sc.model, b.in.sc.training.seq_len) * tokens;
   double executed = 0;
   for (double f : b.executed_flops) executed += f;
   // Symmetric: each simulated rank stands for the same number of real ones (every stage has as
   // many representatives).
-  executed *= static_cast<double>(b.grid.size()) / n;
+  executed *= static_cast<double>(b.in.grid.size()) / n;
   r.tflops_per_gpu = model_flops / step / gpus / 1e12;
   r.mfu = model_flops / (step * gpus * peak);
   double recomputed = 0;
   for (double f : b.recompute_flops) recomputed += f;
-  recomputed *= static_cast<double>(b.grid.size()) / n;
+  recomputed *= static_cast<double>(b.in.grid.size()) / n;
   // HFU in MFU's FLOP convention (full s² attention), scaled by the share of executed work that
   // recomputes, so HFU >= MFU always; counting the causal half that FlashAttention executes against
   // MFU's full count would put HFU below MFU with no recompute at all.

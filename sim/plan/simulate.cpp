@@ -9,29 +9,29 @@ namespace stepsim::plan {
 namespace {
 
 void fill_context(const Build& b, StepResult& r) {
-  r.name = b.st.name;
-  r.gpus = b.grid.size();
-  r.tp = b.st.tp;
-  r.pp = b.st.pp;
-  r.dp = b.st.dp;
-  r.zero_stage = b.st.effective_zero_stage();
-  r.micro_batch = b.st.micro_batch;
-  r.microbatches = b.schedule.microbatches;
-  r.v = b.schedule.chunks;
-  r.schedule = to_string(b.st.schedule);
-  r.recompute = to_string(b.st.recompute);
-  r.sequence_parallel = b.cost_in.shape.sequence_parallel;
-  r.symmetric = b.symmetric;
+  r.name = b.in.st.name;
+  r.gpus = b.in.grid.size();
+  r.tp = b.in.st.tp;
+  r.pp = b.in.st.pp;
+  r.dp = b.in.st.dp;
+  r.zero_stage = b.in.st.effective_zero_stage();
+  r.micro_batch = b.in.st.micro_batch;
+  r.microbatches = b.in.schedule.microbatches;
+  r.v = b.in.schedule.chunks;
+  r.schedule = to_string(b.in.st.schedule);
+  r.recompute = to_string(b.in.st.recompute);
+  r.sequence_parallel = b.in.cost_in.shape.sequence_parallel;
+  r.symmetric = b.in.symmetric;
 }
 
 // One line a person can check the build's choices against (fidelity, fused passes, folded rings).
 std::string describe(const Build& b, const core::RunStats& stats, double cpu_ms) {
-  std::string s = "simulated " + b.st.name + ": " + std::to_string(b.grid.size()) + " GPUs, ";
+  std::string s = "simulated " + b.in.st.name + ": " + std::to_string(b.in.grid.size()) + " GPUs, ";
   const std::size_t ranks = b.global_of.size();
-  s += b.symmetric ? "symmetric fidelity (" + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + " simulated)" : "full fidelity";
-  s += b.fused ? ", fused passes" : ", per-layer passes";
-  s += b.coarse ? ", DP rings folded" : "";
-  s += "; " + std::to_string(b.meta.size()) + " tasks, " + std::to_string(stats.events) + " events, " +
+  s += b.in.symmetric ? "symmetric fidelity (" + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + " simulated)" : "full fidelity";
+  s += b.in.fused ? ", fused passes" : ", per-layer passes";
+  s += b.in.large_cluster ? ", DP rings folded" : "";
+  s += "; " + std::to_string(b.rec.meta().size()) + " tasks, " + std::to_string(stats.events) + " events, " +
        std::to_string(static_cast<long long>(cpu_ms + 0.5)) + " ms";
   return s;
 }
@@ -41,11 +41,11 @@ std::string describe(const Build& b, const core::RunStats& stats, double cpu_ms)
 StepResult simulate(const Scenario& scenario, const Strategy& strategy, const SimOptions& options) {
   const auto began = std::chrono::steady_clock::now();
   Build b(scenario, strategy, options);
-  for (int s = 0; s < b.grid.pp(); ++s) build_stage_passes(b, s);
+  for (int s = 0; s < b.in.grid.pp(); ++s) build_stage_passes(b, s);
   build_pipeline_transfers(b);
   build_embedding_sync(b);
-  for (int s = 0; s < b.grid.pp(); ++s) build_gradient_sync(b, s);
-  const core::RunStats stats = b.engine.run();
+  for (int s = 0; s < b.in.grid.pp(); ++s) build_gradient_sync(b, s);
+  const core::RunStats stats = b.rec.engine().run();
   b.engine_makespan_ps = stats.makespan.ps;
   StepResult r;
   fill_context(b, r);

@@ -47,18 +47,18 @@ std::vector<Bucket> merge_same_trigger(const std::vector<Bucket>& in) {
 // Buckets of one stage, backward order: chunks last to first, layers last to first.
 std::vector<Bucket> stage_buckets(const Build& b, int stage) {
   std::vector<Bucket> out;
-  const std::int64_t cap = b.st.dp_bucket_bytes;
-  const int p = b.grid.pp();
-  std::vector<int> base(b.schedule.chunks, 0);
-  for (int c = 1; c < b.schedule.chunks; ++c) base[c] = base[c - 1] + b.layers_of_vstage[(c - 1) * p + stage];
-  for (int c = b.schedule.chunks - 1; c >= 0; --c) {
-    const int u = c * p + stage, n = b.layers_of_vstage[u];
+  const std::int64_t cap = b.in.st.dp_bucket_bytes;
+  const int p = b.in.grid.pp();
+  std::vector<int> base(b.in.schedule.chunks, 0);
+  for (int c = 1; c < b.in.schedule.chunks; ++c) base[c] = base[c - 1] + b.in.layers_of_vstage[(c - 1) * p + stage];
+  for (int c = b.in.schedule.chunks - 1; c >= 0; --c) {
+    const int u = c * p + stage, n = b.in.layers_of_vstage[u];
     std::int64_t acc = 0;
     for (int i = n - 1; i >= 0; --i) {
-      std::int64_t bytes = 2 * b.layer.params;
-      if (!b.opt.hooks.skip_embedding_and_head) {
-        if (u == 0 && i == 0) bytes += 2 * b.embedding.params;
-        if (u == p * b.schedule.chunks - 1 && i == n - 1) bytes += 2 * b.logits.params;
+      std::int64_t bytes = 2 * b.in.layer.params;
+      if (!b.in.opt.hooks.skip_embedding_and_head) {
+        if (u == 0 && i == 0) bytes += 2 * b.in.embedding.params;
+        if (u == p * b.in.schedule.chunks - 1 && i == n - 1) bytes += 2 * b.in.logits.params;
       }
       acc += bytes;
       while (acc >= cap) {
@@ -72,9 +72,9 @@ std::vector<Bucket> stage_buckets(const Build& b, int stage) {
 }
 
 std::optional<core::TaskId> launch_latencies(Build& b, int local, int calls) {
-  const core::Duration d{calls * b.sc.cluster.comm.launch_latency_ps};
-  if (b.opt.hooks.comm_bytes_per_s || d.ps <= 0) return std::nullopt;  // the test hook has no latency
-  return b.engine.add_delay(d, b.stream(local, Slot::dp));
+  const core::Duration d{calls * b.in.sc.cluster.comm.launch_latency_ps};
+  if (b.in.opt.hooks.comm_bytes_per_s || d.ps <= 0) return std::nullopt;  // the test hook has no latency
+  return b.rec.engine().add_delay(d, b.rec.stream(local, Slot::dp));
 }
 
 std::vector<std::vector<int>> dp_groups_of_stage(const Build& b, int stage) {
@@ -89,19 +89,19 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
                         const std::vector<core::TaskId>* after) {
   auto trigger = [&](int r, const Bucket& bucket) {
     if (after) return (*after)[r];
-    return b.st.dp_overlap ? b.grad_ready[r][bucket.trigger_layer] : b.backward_end[r];
+    return b.in.st.dp_overlap ? b.grad_ready[r][bucket.trigger_layer] : b.backward_end[r];
   };
   for (const auto& locals : dp_groups_of_stage(b, stage)) {
-    const auto group = b.grid.dp_group(b.global_of[locals.front()]);
+    const auto group = b.in.grid.dp_group(b.global_of[locals.front()]);
     for (const Bucket& bucket : buckets) {
       std::vector<core::StreamId> streams;
       for (int r : locals) {
-        streams.push_back(b.stream(r, Slot::dp));
-        if (auto delay = launch_latencies(b, r, bucket.count - 1)) b.depend(trigger(r, bucket), *delay);
+        streams.push_back(b.rec.stream(r, Slot::dp));
+        if (auto delay = launch_latencies(b, r, bucket.count - 1)) b.rec.depend(trigger(r, bucket), *delay);
       }
       auto members = b.collectives.add(CommClass::dp, op, group, bucket.bytes, streams, stage);
-      b.record_members(members, locals, CommClass::dp, op, bucket.bytes, -1, -1, 0, Slot::dp);
-      for (std::size_t k = 0; k < locals.size(); ++k) b.depend(trigger(locals[k], bucket), members[k]);
+      b.rec.record_members(members, locals, CommClass::dp, op, bucket.bytes, -1, -1, 0, Slot::dp);
+      for (std::size_t k = 0; k < locals.size(); ++k) b.rec.depend(trigger(locals[k], bucket), members[k]);
     }
   }
 }
@@ -109,38 +109,38 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
 }  // namespace
 
 void build_embedding_sync(Build& b) {
-  const int p = b.grid.pp();
-  if (p == 1 || !b.sc.model.tied_embeddings || b.opt.hooks.skip_embedding_and_head) return;
-  const std::int64_t bytes = 2 * (b.sc.model.vocab / b.grid.tp()) * b.sc.model.hidden;
+  const int p = b.in.grid.pp();
+  if (p == 1 || !b.in.sc.model.tied_embeddings || b.in.opt.hooks.skip_embedding_and_head) return;
+  const std::int64_t bytes = 2 * (b.in.sc.model.vocab / b.in.grid.tp()) * b.in.sc.model.hidden;
   for (std::size_t local = 0; local < b.global_of.size(); ++local) {
-    const Coord c = b.grid.coord(b.global_of[local]);
+    const Coord c = b.in.grid.coord(b.global_of[local]);
     if (c.pp != 0) continue;
-    const int last = b.local_of[b.grid.rank({c.tp, c.dp, p - 1})];
+    const int last = b.local_of[b.in.grid.rank({c.tp, c.dp, p - 1})];
     const std::vector<int> locals{static_cast<int>(local), last};
     const std::vector<int> group{b.global_of[local], b.global_of[last]};
     auto members = b.collectives.add(CommClass::dp, comm::Op::all_reduce, group, bytes,
-                                     {b.stream(locals[0], Slot::dp), b.stream(last, Slot::dp)}, -1);
-    b.record_members(members, locals, CommClass::dp, comm::Op::all_reduce, bytes, -1, -1, 0, Slot::dp);
-    for (int k = 0; k < 2; ++k) b.depend(b.backward_end[locals[k]], members[k]);
+                                     {b.rec.stream(locals[0], Slot::dp), b.rec.stream(last, Slot::dp)}, -1);
+    b.rec.record_members(members, locals, CommClass::dp, comm::Op::all_reduce, bytes, -1, -1, 0, Slot::dp);
+    for (int k = 0; k < 2; ++k) b.rec.depend(b.backward_end[locals[k]], members[k]);
   }
 }
 
 void build_gradient_sync(Build& b, int stage) {
-  const int zero = b.st.effective_zero_stage();
-  const bool reduce = b.grid.dp() > 1 && zero < 3;
+  const int zero = b.in.st.effective_zero_stage();
+  const bool reduce = b.in.grid.dp() > 1 && zero < 3;
   const auto buckets = reduce ? stage_buckets(b, stage) : std::vector<Bucket>{};
   if (reduce) bucket_collectives(b, stage, buckets, zero == 0 ? comm::Op::all_reduce : comm::Op::reduce_scatter, nullptr);
-  if (b.opt.hooks.skip_optimizer) return;
-  const std::int64_t shard = zero >= 1 ? (b.stage_params[stage] + b.grid.dp() - 1) / b.grid.dp() : b.stage_params[stage];
-  const auto& gpu = b.sc.cluster.gpu;
+  if (b.in.opt.hooks.skip_optimizer) return;
+  const std::int64_t shard = zero >= 1 ? (b.in.stage_params[stage] + b.in.grid.dp() - 1) / b.in.grid.dp() : b.in.stage_params[stage];
+  const auto& gpu = b.in.sc.cluster.gpu;
   const std::int64_t ps = static_cast<std::int64_t>(
       std::ceil(shard * kAdamBytesPerParam / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12));
   std::vector<core::TaskId> optimizer(b.global_of.size());
   for (const auto& locals : dp_groups_of_stage(b, stage))
     for (int r : locals) {
-      optimizer[r] = b.compute(r, ps, TaskCategory::optimizer, -1, -1, 0);
-      b.depend(b.backward_end[r], optimizer[r]);
-      if (b.last_on_dp[r]) b.depend(*b.last_on_dp[r], optimizer[r]);
+      optimizer[r] = b.rec.compute(r, ps, TaskCategory::optimizer, -1, -1, 0);
+      b.rec.depend(b.backward_end[r], optimizer[r]);
+      if (b.rec.last_on_dp(r)) b.rec.depend(*b.rec.last_on_dp(r), optimizer[r]);
     }
   if (reduce && zero >= 1) bucket_collectives(b, stage, buckets, comm::Op::all_gather, &optimizer);
 }

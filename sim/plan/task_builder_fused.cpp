@@ -15,12 +15,12 @@ namespace {
 
 void add_segments(Build& b, const std::vector<Segment>& segs, std::int64_t times, const std::vector<int>& group,
                   FusedPass& out) {
-  const double x = b.sc.cluster.gpu.comm_slowdown;
+  const double x = b.in.sc.cluster.gpu.comm_slowdown;
   for (const Segment& seg : segs) {
     out.compute_ps += times * seg.compute_ps;
     out.host_ps += times * seg.host_ps;
     if (!seg.has_comm) continue;
-    const core::Duration d = b.collectives.tp_time(seg.op, group, b.tp_bytes);
+    const core::Duration d = b.collectives.tp_time(seg.op, group, b.in.tp_bytes);
     if (seg.overlap_ps > 0) {
       const double hidden = static_cast<double>(seg.overlap_ps) + static_cast<double>(d.ps) * x / (1 + x);
       out.compute_ps += times * std::max(d.ps, static_cast<std::int64_t>(hidden));
@@ -34,17 +34,17 @@ void add_segments(Build& b, const std::vector<Segment>& segs, std::int64_t times
 
 FusedPass fused_pass(Build& b, PassKind kind, int vstage, const std::vector<int>& tp_group) {
   FusedPass out;
-  const int n = b.layers_of_vstage[vstage];
-  const bool ends = !b.opt.hooks.skip_embedding_and_head;
-  const bool first = ends && vstage == 0, last = ends && vstage == b.grid.pp() * b.schedule.chunks - 1;
+  const int n = b.in.layers_of_vstage[vstage];
+  const bool ends = !b.in.opt.hooks.skip_embedding_and_head;
+  const bool first = ends && vstage == 0, last = ends && vstage == b.in.grid.pp() * b.in.schedule.chunks - 1;
   if (kind == PassKind::weight) {
-    out.compute_ps = n * b.layer.weight_ps + (first ? b.embedding.weight_ps : 0) + (last ? b.logits.weight_ps : 0);
+    out.compute_ps = n * b.in.layer.weight_ps + (first ? b.in.embedding.weight_ps : 0) + (last ? b.in.logits.weight_ps : 0);
     return out;
   }
   const bool fwd = kind == PassKind::forward;
-  add_segments(b, fwd ? b.layer.fwd : b.layer.bwd, n, tp_group, out);
-  if (first) add_segments(b, fwd ? b.embedding.fwd : b.embedding.bwd, 1, tp_group, out);
-  if (last) add_segments(b, fwd ? b.logits.fwd : b.logits.bwd, 1, tp_group, out);
+  add_segments(b, fwd ? b.in.layer.fwd : b.in.layer.bwd, n, tp_group, out);
+  if (first) add_segments(b, fwd ? b.in.embedding.fwd : b.in.embedding.bwd, 1, tp_group, out);
+  if (last) add_segments(b, fwd ? b.in.logits.fwd : b.in.logits.bwd, 1, tp_group, out);
   return out;
 }
 

@@ -18,16 +18,16 @@ class StageEmitter {
     for (const auto& g : groups_) all_.insert(all_.end(), g.begin(), g.end());
     tail_.resize(b.global_of.size());
     pending_.resize(b.global_of.size());
-    for (int r : all_) b.passes[r].resize(b.schedule.passes[stage].size());
+    for (int r : all_) b.passes[r].resize(b.in.schedule.passes[stage].size());
     final_backward_ = last_backward_index();
   }
 
   void emit(std::size_t index, const Pass& pass) {
     index_ = index;
     pass_ = pass;
-    vstage_ = pass.chunk * b_.grid.pp() + stage_;
-    for (int r : all_) tail_[r] = b_.passes[r][index].start = b_.engine.add_marker(b_.stream(r, Slot::compute));
-    const bool keeps_ahead = b_.cost_in.host_call_ps <= 0 || pass.kind == PassKind::weight ||
+    vstage_ = pass.chunk * b_.in.grid.pp() + stage_;
+    for (int r : all_) tail_[r] = b_.passes[r][index].start = b_.rec.engine().add_marker(b_.rec.stream(r, Slot::compute));
+    const bool keeps_ahead = b_.in.cost_in.host_call_ps <= 0 || pass.kind == PassKind::weight ||
                              host_keeps_ahead(pass_segments());
     host_.start_pass(all_, tail_, pass, keeps_ahead);
     if (pass.kind == PassKind::forward) forward();
@@ -37,16 +37,16 @@ class StageEmitter {
   }
 
  private:
-  bool first_vstage() const { return vstage_ == 0 && !b_.opt.hooks.skip_embedding_and_head; }
+  bool first_vstage() const { return vstage_ == 0 && !b_.in.opt.hooks.skip_embedding_and_head; }
   bool last_vstage() const {
-    return vstage_ == b_.grid.pp() * b_.schedule.chunks - 1 && !b_.opt.hooks.skip_embedding_and_head;
+    return vstage_ == b_.in.grid.pp() * b_.in.schedule.chunks - 1 && !b_.in.opt.hooks.skip_embedding_and_head;
   }
-  int layer_count() const { return b_.layers_of_vstage[vstage_]; }
-  int first_layer() const { return b_.first_layer_of_vstage[vstage_]; }
+  int layer_count() const { return b_.in.layers_of_vstage[vstage_]; }
+  int first_layer() const { return b_.in.first_layer_of_vstage[vstage_]; }
   // Index of a global layer among this stage's layers (chunks in order).
   int stage_layer(int layer) const {
     int base = 0;
-    for (int c = 0; c < pass_.chunk; ++c) base += b_.layers_of_vstage[c * b_.grid.pp() + stage_];
+    for (int c = 0; c < pass_.chunk; ++c) base += b_.in.layers_of_vstage[c * b_.in.grid.pp() + stage_];
     return base + layer - first_layer();
   }
 
@@ -54,69 +54,69 @@ class StageEmitter {
   PassSegments pass_segments() const {
     PassSegments out;
     const bool fwd = pass_.kind == PassKind::forward;
-    const LayerCost& head = fwd ? b_.embedding : b_.logits;
-    const LayerCost& tail = fwd ? b_.logits : b_.embedding;
+    const LayerCost& head = fwd ? b_.in.embedding : b_.in.logits;
+    const LayerCost& tail = fwd ? b_.in.logits : b_.in.embedding;
     if (fwd ? first_vstage() : last_vstage()) out.push_back(fwd ? &head.fwd : &head.bwd);
-    for (int i = 0; i < layer_count(); ++i) out.push_back(fwd ? &b_.layer.fwd : &b_.layer.bwd);
+    for (int i = 0; i < layer_count(); ++i) out.push_back(fwd ? &b_.in.layer.fwd : &b_.in.layer.bwd);
     if (fwd ? last_vstage() : first_vstage()) out.push_back(fwd ? &tail.fwd : &tail.bwd);
     return out;
   }
 
   std::int64_t stored_bytes() const {
-    return layer_count() * b_.layer.stored_activation_bytes + (first_vstage() ? b_.embedding.stored_activation_bytes : 0) +
-           (last_vstage() ? b_.logits.stored_activation_bytes : 0);
+    return layer_count() * b_.in.layer.stored_activation_bytes + (first_vstage() ? b_.in.embedding.stored_activation_bytes : 0) +
+           (last_vstage() ? b_.in.logits.stored_activation_bytes : 0);
   }
 
   void forward() {
     const int n = layer_count();
-    double flops = n * b_.layer.fwd_flops;
-    if (first_vstage()) flops += b_.embedding.fwd_flops;
-    if (last_vstage()) flops += b_.logits.fwd_flops;
-    if (b_.fused) {
+    double flops = n * b_.in.layer.fwd_flops;
+    if (first_vstage()) flops += b_.in.embedding.fwd_flops;
+    if (last_vstage()) flops += b_.in.logits.fwd_flops;
+    if (b_.in.fused) {
       fused(TaskCategory::forward);
     } else {
-      if (first_vstage()) segments(b_.embedding.fwd, TaskCategory::forward, -1);
-      for (int i = 0; i < n; ++i) layer_pass(i, n, first_layer() + i, b_.layer.fwd, TaskCategory::forward);
-      if (last_vstage()) segments(b_.logits.fwd, TaskCategory::forward, -1);
+      if (first_vstage()) segments(b_.in.embedding.fwd, TaskCategory::forward, -1);
+      for (int i = 0; i < n; ++i) layer_pass(i, n, first_layer() + i, b_.in.layer.fwd, TaskCategory::forward);
+      if (last_vstage()) segments(b_.in.logits.fwd, TaskCategory::forward, -1);
     }
     for (int r : all_) {
-      b_.mem.push_back({tail_[r], false, r, stored_bytes(), MemKind::activations});
+      b_.rec.memory({tail_[r], false, r, stored_bytes(), MemKind::activations});
       b_.executed_flops[r] += flops;
     }
   }
 
   void backward() {
     const int n = layer_count();
-    double flops = n * (b_.layer.bwd_flops + b_.layer.recompute_flops);
-    if (last_vstage()) flops += b_.logits.bwd_flops;
-    if (first_vstage()) flops += b_.embedding.bwd_flops;
-    if (b_.fused) {
-      const bool recomputes = b_.layer.transient_bytes > 0;
-      if (recomputes) transient(+b_.layer.transient_bytes);
+    double flops = n * (b_.in.layer.bwd_flops + b_.in.layer.recompute_flops);
+    if (last_vstage()) flops += b_.in.logits.bwd_flops;
+    if (first_vstage()) flops += b_.in.embedding.bwd_flops;
+    if (b_.in.fused) {
+      const bool recomputes = b_.in.layer.transient_bytes > 0;
+      if (recomputes) transient(+b_.in.layer.transient_bytes);
       // The pass that completes the chunk's gradients is cut into one piece per layer, so that
       // DP buckets leave as their layers finish (DDP's overlap) instead of after the whole pass.
-      const bool buckets_overlap = b_.grid.dp() > 1 && b_.st.dp_overlap && !b_.schedule.splits_weight_gradient &&
+      const bool buckets_overlap = b_.in.grid.dp() > 1 && b_.in.st.dp_overlap && !b_.in.schedule.splits_weight_gradient &&
                                    index_ == last_pass_of_chunk(pass_.chunk);
       fused(TaskCategory::backward_input, buckets_overlap ? n : 1, [&](int piece) {
         if (buckets_overlap) gradient_ready(first_layer() + n - 1 - piece);
       });
-      if (recomputes) transient(-b_.layer.transient_bytes);
-      for (int i = 0; i < n && !b_.schedule.splits_weight_gradient && !buckets_overlap; ++i)
+      if (recomputes) transient(-b_.in.layer.transient_bytes);
+      for (int i = 0; i < n && !b_.in.schedule.splits_weight_gradient && !buckets_overlap; ++i)
         gradient_ready(first_layer() + i);
     } else {
-      if (last_vstage()) segments(b_.logits.bwd, TaskCategory::backward_input, -1);
+      if (last_vstage()) segments(b_.in.logits.bwd, TaskCategory::backward_input, -1);
       for (int i = 0; i < n; ++i) {
         const int layer = first_layer() + n - 1 - i;
-        layer_pass(i, n, layer, b_.layer.bwd, TaskCategory::backward_input);
-        if (!b_.schedule.splits_weight_gradient) gradient_ready(layer);
+        layer_pass(i, n, layer, b_.in.layer.bwd, TaskCategory::backward_input);
+        if (!b_.in.schedule.splits_weight_gradient) gradient_ready(layer);
       }
-      if (first_vstage()) segments(b_.embedding.bwd, TaskCategory::backward_input, -1);
+      if (first_vstage()) segments(b_.in.embedding.bwd, TaskCategory::backward_input, -1);
     }
     for (int r : all_) {
       b_.executed_flops[r] += flops;
-      b_.recompute_flops[r] += n * b_.layer.recompute_flops;
+      b_.recompute_flops[r] += n * b_.in.layer.recompute_flops;
     }
-    if (!b_.schedule.splits_weight_gradient) end_backward();
+    if (!b_.in.schedule.splits_weight_gradient) end_backward();
   }
 
   // One compute task and one TP collective for the whole pass (task_builder_fused.cpp), or
@@ -125,7 +125,7 @@ class StageEmitter {
     const auto key = std::make_pair(static_cast<int>(pass_.kind), vstage_);
     auto it = fused_cache_.find(key);
     if (it == fused_cache_.end())
-      it = fused_cache_.emplace(key, fused_pass(b_, pass_.kind, vstage_, b_.grid.tp_group(b_.global_of[all_.front()]))).first;
+      it = fused_cache_.emplace(key, fused_pass(b_, pass_.kind, vstage_, b_.in.grid.tp_group(b_.global_of[all_.front()]))).first;
     const FusedPass fp = it->second;
     for (int k = 0; k < pieces; ++k) {
       const bool last = k == pieces - 1;
@@ -134,15 +134,15 @@ class StageEmitter {
       const std::int64_t host = last ? fp.host_ps - (pieces - 1) * (fp.host_ps / pieces) : fp.host_ps / pieces;
       for (int r : all_) {
         host_.issue(r, host, -1);
-        tail_[r] = b_.compute(r, compute, cat, -1, pass_.microbatch, pass_.chunk);
+        tail_[r] = b_.rec.compute(r, compute, cat, -1, pass_.microbatch, pass_.chunk);
         host_.after_first_call(r, tail_[r]);
       }
       if (tp.ps > 0) {
         for (const auto& g : groups_) {
           std::vector<core::StreamId> streams;
-          for (int r : g) streams.push_back(b_.stream(r, Slot::compute));
+          for (int r : g) streams.push_back(b_.rec.stream(r, Slot::compute));
           auto members = b_.collectives.timed(streams, tp);
-          b_.record_members(members, g, CommClass::tp, comm::Op::all_reduce, b_.tp_bytes, -1, pass_.microbatch,
+          b_.rec.record_members(members, g, CommClass::tp, comm::Op::all_reduce, b_.in.tp_bytes, -1, pass_.microbatch,
                             pass_.chunk, Slot::compute);
           for (std::size_t m = 0; m < g.size(); ++m) {
             host_.after_all_calls(g[m], members[m]);
@@ -157,26 +157,26 @@ class StageEmitter {
 
   // Zero Bubble's W: every weight-gradient GEMM of the chunk, no communication.
   void weight() {
-    std::int64_t ps = layer_count() * b_.layer.weight_ps;
-    if (first_vstage()) ps += b_.embedding.weight_ps;
-    if (last_vstage()) ps += b_.logits.weight_ps;
-    for (int r : all_) tail_[r] = b_.compute(r, ps, TaskCategory::backward_weight, -1, pass_.microbatch, pass_.chunk);
+    std::int64_t ps = layer_count() * b_.in.layer.weight_ps;
+    if (first_vstage()) ps += b_.in.embedding.weight_ps;
+    if (last_vstage()) ps += b_.in.logits.weight_ps;
+    for (int r : all_) tail_[r] = b_.rec.compute(r, ps, TaskCategory::backward_weight, -1, pass_.microbatch, pass_.chunk);
     for (int i = 0; i < layer_count(); ++i) gradient_ready(first_layer() + i);
     end_backward();
   }
 
   void end_backward() {
-    if (b_.st.effective_zero_stage() == 2 && b_.grid.dp() > 1 && index_ != last_pass_of_chunk(pass_.chunk)) {
+    if (b_.in.st.effective_zero_stage() == 2 && b_.in.grid.dp() > 1 && index_ != last_pass_of_chunk(pass_.chunk)) {
       // ZeRO-2 (DeepSpeed) reduce-scatters gradients at every micro-step, not only the last: one
       // collective of the chunk's gradients after each earlier backward (the last microbatch's go
       // out in buckets, task_builder_dp.cpp).
-      std::int64_t params = layer_count() * b_.layer.params;
-      if (first_vstage()) params += b_.embedding.params;
-      if (last_vstage()) params += b_.logits.params;
+      std::int64_t params = layer_count() * b_.in.layer.params;
+      if (first_vstage()) params += b_.in.embedding.params;
+      if (last_vstage()) params += b_.in.logits.params;
       dp_collective(CommClass::dp, comm::Op::reduce_scatter, 2 * params, -1);
     }
     for (int r : all_) {
-      b_.mem.push_back({tail_[r], false, r, -stored_bytes(), MemKind::activations});
+      b_.rec.memory({tail_[r], false, r, -stored_bytes(), MemKind::activations});
       if (index_ == final_backward_) b_.backward_end[r] = tail_[r];
     }
   }
@@ -184,30 +184,30 @@ class StageEmitter {
   // One layer of a pass: ZeRO-3 gathers issued `zero_prefetch` layers ahead, the segments, the
   // recompute buffer of backward, and ZeRO-3's gradient reduce-scatter.
   void layer_pass(int i, int n, int layer, const std::vector<Segment>& segs, TaskCategory cat) {
-    const bool zero3 = b_.st.effective_zero_stage() == 3 && b_.grid.dp() > 1;
+    const bool zero3 = b_.in.st.effective_zero_stage() == 3 && b_.in.grid.dp() > 1;
     const int step = cat == TaskCategory::forward ? 1 : -1;
     const int base = cat == TaskCategory::forward ? first_layer() : first_layer() + n - 1;
     if (zero3) {
       if (i == 0)
-        for (int k = 0; k <= std::min(b_.st.zero_prefetch, n - 1); ++k) gather(base + step * k);
-      else if (i + b_.st.zero_prefetch < n)
-        gather(base + step * (i + b_.st.zero_prefetch));
+        for (int k = 0; k <= std::min(b_.in.st.zero_prefetch, n - 1); ++k) gather(base + step * k);
+      else if (i + b_.in.st.zero_prefetch < n)
+        gather(base + step * (i + b_.in.st.zero_prefetch));
     }
-    const bool recomputes = cat != TaskCategory::forward && b_.layer.transient_bytes > 0;
-    if (recomputes) transient(+b_.layer.transient_bytes);
+    const bool recomputes = cat != TaskCategory::forward && b_.in.layer.transient_bytes > 0;
+    if (recomputes) transient(+b_.in.layer.transient_bytes);
     segments(segs, cat, layer);
-    if (recomputes) transient(-b_.layer.transient_bytes);
+    if (recomputes) transient(-b_.in.layer.transient_bytes);
     if (zero3) {
-      for (int r : all_) b_.mem.push_back({tail_[r], false, r, -gathered_bytes(layer), MemKind::gathered});
+      for (int r : all_) b_.rec.memory({tail_[r], false, r, -gathered_bytes(layer), MemKind::gathered});
       if (cat != TaskCategory::forward) dp_collective(CommClass::zero, comm::Op::reduce_scatter, gathered_bytes(layer), layer);
     }
   }
 
   std::int64_t gathered_bytes(int layer) const {
-    std::int64_t p = b_.layer.params;
-    const bool ends = !b_.opt.hooks.skip_embedding_and_head;
-    if (ends && layer == 0) p += b_.embedding.params;
-    if (ends && layer == b_.sc.model.layers - 1) p += b_.logits.params;
+    std::int64_t p = b_.in.layer.params;
+    const bool ends = !b_.in.opt.hooks.skip_embedding_and_head;
+    if (ends && layer == 0) p += b_.in.embedding.params;
+    if (ends && layer == b_.in.sc.model.layers - 1) p += b_.in.logits.params;
     return 2 * p;
   }
 
@@ -215,7 +215,7 @@ class StageEmitter {
     auto members = dp_collective(CommClass::zero, comm::Op::all_gather, gathered_bytes(layer), layer);
     for (std::size_t k = 0; k < members.size(); ++k) {
       const auto& [r, id] = members[k];
-      b_.mem.push_back({id, true, r, gathered_bytes(layer), MemKind::gathered});
+      b_.rec.memory({id, true, r, gathered_bytes(layer), MemKind::gathered});
       pending_[r].emplace_back(layer, id);
     }
   }
@@ -228,12 +228,12 @@ class StageEmitter {
     for (std::size_t t = 0; t < groups_.front().size(); ++t) {
       std::vector<int> locals;
       std::vector<core::StreamId> streams;
-      for (const auto& g : groups_) locals.push_back(g[t]), streams.push_back(b_.stream(g[t], slot));
-      const auto group = b_.grid.dp_group(b_.global_of[locals.front()]);
+      for (const auto& g : groups_) locals.push_back(g[t]), streams.push_back(b_.rec.stream(g[t], slot));
+      const auto group = b_.in.grid.dp_group(b_.global_of[locals.front()]);
       auto members = b_.collectives.add(cls, op, group, bytes, streams, stage_);
-      b_.record_members(members, locals, cls, op, bytes, layer, pass_.microbatch, pass_.chunk, slot);
+      b_.rec.record_members(members, locals, cls, op, bytes, layer, pass_.microbatch, pass_.chunk, slot);
       for (std::size_t k = 0; k < locals.size(); ++k) {
-        b_.depend(tail_[locals[k]], members[k]);
+        b_.rec.depend(tail_[locals[k]], members[k]);
         out.emplace_back(locals[k], members[k]);
       }
     }
@@ -242,7 +242,7 @@ class StageEmitter {
 
   // Recomputed activations of one layer live from the start to the end of its backward.
   void transient(std::int64_t delta) {
-    for (int r : all_) b_.mem.push_back({tail_[r], false, r, delta, MemKind::buffers});
+    for (int r : all_) b_.rec.memory({tail_[r], false, r, delta, MemKind::buffers});
   }
 
   void segments(const std::vector<Segment>& segs, TaskCategory cat, int layer) {
@@ -251,7 +251,7 @@ class StageEmitter {
       if (seg.host_ps > 0) host_.end_segment();
       if (seg.compute_ps > 0) {
         for (int r : all_) {
-          const core::TaskId t = b_.compute(r, seg.compute_ps, seg.recompute ? TaskCategory::recompute : cat, layer,
+          const core::TaskId t = b_.rec.compute(r, seg.compute_ps, seg.recompute ? TaskCategory::recompute : cat, layer,
                                             pass_.microbatch, pass_.chunk);
           host_.after_first_call(r, t);
           consume_gathers(r, layer, t);
@@ -270,11 +270,11 @@ class StageEmitter {
     for (int r : all_) before[r] = tail_[r];
     tp_collective(seg.op, layer, Slot::tp);
     for (int r : all_) {
-      b_.depend(before[r], tail_[r]);
+      b_.rec.depend(before[r], tail_[r]);
       const core::TaskId member = tail_[r];
-      b_.compute(r, seg.overlap_ps, cat, layer, pass_.microbatch, pass_.chunk);
-      const core::TaskId join = b_.engine.add_marker(b_.stream(r, Slot::compute));
-      b_.depend(member, join);
+      b_.rec.compute(r, seg.overlap_ps, cat, layer, pass_.microbatch, pass_.chunk);
+      const core::TaskId join = b_.rec.engine().add_marker(b_.rec.stream(r, Slot::compute));
+      b_.rec.depend(member, join);
       tail_[r] = join;
     }
   }
@@ -284,7 +284,7 @@ class StageEmitter {
     auto& list = pending_[r];
     for (auto it = list.begin(); it != list.end();) {
       if (it->first == layer) {
-        b_.depend(it->second, t);
+        b_.rec.depend(it->second, t);
         it = list.erase(it);
       } else {
         ++it;
@@ -295,10 +295,10 @@ class StageEmitter {
   void tp_collective(comm::Op op, int layer, Slot slot) {
     for (const auto& g : groups_) {
       std::vector<core::StreamId> streams;
-      for (int r : g) streams.push_back(b_.stream(r, slot));
-      auto members = b_.collectives.add(CommClass::tp, op, b_.grid.tp_group(b_.global_of[g.front()]), b_.tp_bytes,
+      for (int r : g) streams.push_back(b_.rec.stream(r, slot));
+      auto members = b_.collectives.add(CommClass::tp, op, b_.in.grid.tp_group(b_.global_of[g.front()]), b_.in.tp_bytes,
                                         streams, stage_);
-      b_.record_members(members, g, CommClass::tp, op, b_.tp_bytes, layer, pass_.microbatch, pass_.chunk, slot);
+      b_.rec.record_members(members, g, CommClass::tp, op, b_.in.tp_bytes, layer, pass_.microbatch, pass_.chunk, slot);
       for (std::size_t k = 0; k < g.size(); ++k) {
         host_.after_all_calls(g[k], members[k]);
         tail_[g[k]] = members[k];
@@ -312,8 +312,8 @@ class StageEmitter {
   }
 
   std::size_t last_pass_of_chunk(int chunk) const {
-    const auto& list = b_.schedule.passes[stage_];
-    const PassKind k = b_.schedule.splits_weight_gradient ? PassKind::weight : PassKind::backward;
+    const auto& list = b_.in.schedule.passes[stage_];
+    const PassKind k = b_.in.schedule.splits_weight_gradient ? PassKind::weight : PassKind::backward;
     std::size_t last = 0;
     for (std::size_t i = 0; i < list.size(); ++i)
       if (list[i].kind == k && list[i].chunk == chunk) last = i;
@@ -321,7 +321,7 @@ class StageEmitter {
   }
 
   std::size_t last_backward_index() const {
-    const auto& list = b_.schedule.passes[stage_];
+    const auto& list = b_.in.schedule.passes[stage_];
     std::size_t last = 0;
     for (std::size_t i = 0; i < list.size(); ++i)
       if (list[i].kind != PassKind::forward) last = i;
@@ -345,7 +345,7 @@ class StageEmitter {
 
 void build_stage_passes(Build& b, int stage) {
   StageEmitter emitter(b, stage);
-  const auto& list = b.schedule.passes[stage];
+  const auto& list = b.in.schedule.passes[stage];
   for (std::size_t i = 0; i < list.size(); ++i) emitter.emit(i, list[i]);
 }
 

@@ -23,21 +23,21 @@ void send_channel(Build& b, const std::vector<Message>& msgs, Slot send, Slot re
     if (i > 0 && m.recv_pass < last_recv) throw std::logic_error("pipeline channel is not FIFO");
     last_recv = m.recv_pass;
     const std::vector<int> group{b.global_of[m.sender], b.global_of[m.receiver]};
-    auto members = b.collectives.add(CommClass::pp, comm::Op::send_recv, group, b.pp_bytes,
-                                     {b.stream(m.sender, send), b.stream(m.receiver, recv)}, -1);
-    b.depend(b.passes[m.sender][m.send_pass].end, members[0]);
+    auto members = b.collectives.add(CommClass::pp, comm::Op::send_recv, group, b.in.pp_bytes,
+                                     {b.rec.stream(m.sender, send), b.rec.stream(m.receiver, recv)}, -1);
+    b.rec.depend(b.passes[m.sender][m.send_pass].end, members[0]);
     // The receive is posted when the data exists, not when the receiver's stream reaches it: an
     // idle posted receive would count as active communication and slow the receiver's compute
     // (engine interference), which a real NCCL recv waiting in its queue barely does.
-    b.depend(b.passes[m.sender][m.send_pass].end, members[1]);
-    b.depend(members[1], b.passes[m.receiver][m.recv_pass].start);
+    b.rec.depend(b.passes[m.sender][m.send_pass].end, members[1]);
+    b.rec.depend(members[1], b.passes[m.receiver][m.recv_pass].start);
     const int layer = -1;
-    const int transfer = b.record_members({members[0]}, {m.sender}, CommClass::pp, comm::Op::send_recv, b.pp_bytes,
+    const int transfer = b.rec.record_members({members[0]}, {m.sender}, CommClass::pp, comm::Op::send_recv, b.in.pp_bytes,
                                           layer, m.microbatch, m.chunk, send);
-    b.meta.back().peer = group[1];
-    b.record_members({members[1]}, {m.receiver}, CommClass::pp, comm::Op::send_recv, b.pp_bytes, layer, m.microbatch,
+    b.rec.set_last_peer(group[1]);
+    b.rec.record_members({members[1]}, {m.receiver}, CommClass::pp, comm::Op::send_recv, b.in.pp_bytes, layer, m.microbatch,
                      m.chunk, recv, transfer);
-    b.meta.back().peer = group[0];
+    b.rec.set_last_peer(group[0]);
   }
 }
 
@@ -46,15 +46,15 @@ void send_channel(Build& b, const std::vector<Message>& msgs, Slot send, Slot re
 // the sending stage sends to the rank of the same TP and DP index on the receiving stage.
 void all_channels(Build& b) {
   std::vector<std::vector<Message>> forward(b.global_of.size()), backward(b.global_of.size());
-  for (const PassDependency& dep : pass_dependencies(b.schedule)) {
+  for (const PassDependency& dep : pass_dependencies(b.in.schedule)) {
     if (!dep.hop) continue;
-    const Pass& pass = b.schedule.passes[dep.from.stage][dep.from.index];
-    const int chunk = b.schedule.passes[dep.to.stage][dep.to.index].chunk;
+    const Pass& pass = b.in.schedule.passes[dep.from.stage][dep.from.index];
+    const int chunk = b.in.schedule.passes[dep.to.stage][dep.to.index].chunk;
     const bool ahead = pass.kind == PassKind::forward;
     for (std::size_t local = 0; local < b.global_of.size(); ++local) {
-      const Coord c = b.grid.coord(b.global_of[local]);
+      const Coord c = b.in.grid.coord(b.global_of[local]);
       if (c.pp != dep.from.stage) continue;
-      const int to = b.local_of[b.grid.rank({c.tp, c.dp, dep.to.stage})];
+      const int to = b.local_of[b.in.grid.rank({c.tp, c.dp, dep.to.stage})];
       (ahead ? forward : backward)[local].push_back(
           {static_cast<int>(local), to, dep.from.index, dep.to.index, pass.microbatch, chunk});
     }
@@ -68,7 +68,7 @@ void all_channels(Build& b) {
 }  // namespace
 
 void build_pipeline_transfers(Build& b) {
-  if (b.grid.pp() > 1) all_channels(b);
+  if (b.in.grid.pp() > 1) all_channels(b);
 }
 
 }  // namespace stepsim::plan

@@ -1,0 +1,70 @@
+#include "sim/plan/plan_inputs.hpp"
+
+namespace stepsim::plan {
+namespace {
+
+bool use_symmetric(const Scenario& sc, const Strategy& st, const SimOptions& opt) {
+  if (opt.fidelity == Fidelity::full) return false;
+  if (opt.fidelity == Fidelity::symmetric) {
+    if (!sc.faults.empty())
+      throw config::ConfigError({sc.file, 0, 0}, "faults",
+                                "symmetric fidelity needs interchangeable ranks; faults break that (use --fidelity full)");
+    return true;
+  }
+  // ZeRO-3 overlaps its gathers with its reduce-scatters; symmetric times each alone (see
+  // tests/sim/plan/symmetric_test.cpp), so automatic keeps such plans in full fidelity.
+  return sc.faults.empty() && st.effective_zero_stage() < 3 && sc.cluster.gpu_count() > kSymmetricAboveGpus;
+}
+
+bool tp_within_servers(const Scenario& sc, const RankGrid& grid) {
+  for (int r = 0; r < grid.size(); ++r)
+    for (int g : grid.tp_group(r))
+      if (sc.cluster.server_of(g) != sc.cluster.server_of(r)) return false;
+  return true;
+}
+
+// Layers per virtual stage: L / (p·v), the remainder going one each to the earliest (uneven
+// splits are allowed and reported per rank).
+void split_layers(PlanInputs& in) {
+  const int n = in.grid.pp() * in.schedule.chunks, layers = in.sc.model.layers;
+  for (int u = 0, first = 0; u < n; ++u) {
+    const int count = layers / n + (u < layers % n ? 1 : 0);
+    in.layers_of_vstage.push_back(count);
+    in.first_layer_of_vstage.push_back(first);
+    first += count;
+  }
+  in.stage_params.assign(in.grid.pp(), 0);
+  for (int u = 0; u < n; ++u) {
+    std::int64_t p = in.layers_of_vstage[u] * in.layer.params;
+    if (!in.opt.hooks.skip_embedding_and_head) {
+      if (u == 0) p += in.embedding.params;
+      if (u == n - 1) p += in.logits.params;
+    }
+    in.stage_params[u % in.grid.pp()] += p;
+  }
+}
+
+}  // namespace
+
+PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOptions& opt) {
+  const Strategy st = check_strategy(sc, strategy);
+  PlanInputs in{.sc = sc,
+                .st = st,
+                .opt = opt,
+                .grid = RankGrid(st.tp, st.pp, st.dp, st.rank_order),
+                .schedule = make_schedule(st.schedule, st.pp, microbatches(sc, st), st.v)};
+  in.symmetric = use_symmetric(sc, st, opt);
+  in.large_cluster = sc.cluster.gpu_count() > kSymmetricAboveGpus;
+  in.fused = in.large_cluster && st.effective_zero_stage() < 3 && tp_within_servers(sc, in.grid);
+  in.cost_in = cost_inputs(sc, st);
+  if (opt.hooks.instant_host) in.cost_in.host_call_ps = 0;
+  in.layer = layer_cost(in.cost_in);
+  in.embedding = embedding_cost(in.cost_in);
+  in.logits = logits_cost(in.cost_in);
+  in.tp_bytes = plan::tp_bytes(in.cost_in);
+  in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
+  split_layers(in);
+  return in;
+}
+
+}  // namespace stepsim::plan

@@ -1,0 +1,39 @@
+// Internal to sim/plan: what one simulate() call reads and never changes once made — the scenario,
+// the checked strategy, and what follows from them alone (rank grid, schedule, per-layer costs,
+// the layer split, the fidelity choices). Builders read it; nothing writes it after make_inputs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/plan/rank_grid.hpp"
+#include "sim/plan/schedule.hpp"
+#include "sim/plan/simulate.hpp"
+#include "sim/plan/stage_costs.hpp"
+
+namespace stepsim::plan {
+
+struct PlanInputs {
+  const Scenario& sc;
+  Strategy st;                       ///< after check_strategy (dp resolved)
+  SimOptions opt;
+  RankGrid grid;
+  PipelineSchedule schedule;
+  /// One DP replica simulated (Fidelity::symmetric, or automatic above kSymmetricAboveGpus).
+  bool symmetric = false;
+  /// More than kSymmetricAboveGpus GPUs: DP rings fold (comm's coarse mode) even in small groups.
+  bool large_cluster = false;
+  /// Large clusters: each pass is one compute task plus one TP collective of the summed time
+  /// (task_builder_fused.cpp); exact while a TP group runs in lock step.
+  bool fused = false;
+  CostInputs cost_in{};
+  LayerCost layer{}, embedding{}, logits{};
+  std::int64_t tp_bytes = 0, pp_bytes = 0;
+  std::vector<int> layers_of_vstage{}, first_layer_of_vstage{};  ///< [virtual stage]
+  std::vector<std::int64_t> stage_params{};                  ///< [stage] parameters one rank of it holds
+};
+
+/// Checks the strategy (check_strategy's ConfigError) and works out everything above.
+PlanInputs make_inputs(const Scenario& sc, const Strategy& st, const SimOptions& opt);
+
+}  // namespace stepsim::plan
