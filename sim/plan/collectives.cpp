@@ -1,14 +1,21 @@
 // How each collective becomes engine tasks, chosen per class and fidelity:
 // - flows: comm::add_collective on the shared Network, so it contends for links with everything
-//   else: TP, PP and (in full fidelity) DP and ZeRO collectives. On a PCIe box a TP all-reduce
-//   and a DP bucket share each GPU's link to its switch (tests/sim/plan/tp_contention_test.cpp).
-// - timed: the members form a group and finish a fixed time after the group arrives. Used for
-//   the fused passes of large clusters (task_builder_fused.cpp), whose TP collectives of one pass
-//   are one timed task: comm::estimate of the group on an idle server, which matches the engine
-//   on idle symmetric topologies. Also used in symmetric fidelity for DP/ZeRO: the time of the
-//   bucket when EVERY concurrent DP group of that stage (one per TP index) runs it at once on a
-//   scratch engine, so NIC sharing between groups is what the full cluster sees. Both caches are
-//   keyed by size, so a step with 100 identical buckets simulates one.
+//   else: PP, DP and ZeRO collectives (DP and ZeRO in full fidelity), and TP collectives whose
+//   traffic crosses anything but NVLink (a PCIe switch, a socket link, a NIC). On a PCIe box a TP
+//   all-reduce and a DP bucket share each GPU's link to its switch, and each slows the other as
+//   max-min says (tests/sim/plan/tp_contention_test.cpp).
+// - timed: the members form a group and finish a fixed time after the group arrives.
+//   * TP collectives that stay on NVLink (NVSwitch servers, NVLink bridges), and the fused passes
+//     of large clusters (task_builder_fused.cpp): comm::estimate of the group on an idle server,
+//     which matches the engine on idle symmetric topologies. TP and DP traffic do share a GPU's
+//     NVLink ports; simulating that as flows moved no shipped scenario or validation row by more
+//     than 0.1 % and made single-server sweeps 2-5x slower (each collective becomes a launch,
+//     flows and joins), so on NVLink the idle time stands (a choice by topology, the same at every
+//     size).
+//   * DP/ZeRO in symmetric fidelity: the time of the bucket when EVERY concurrent DP group of that
+//     stage (one per TP index) runs it at once on a scratch engine, so NIC sharing between groups
+//     is what the full cluster sees.
+//   Both caches are keyed by size, so a step with 100 identical buckets simulates one.
 #include <cmath>
 
 #include "sim/plan/task_graph.hpp"
@@ -22,6 +29,7 @@ std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std
   }
   if ((cls == CommClass::dp || cls == CommClass::zero) && streams.size() < group.size())
     return timed(streams, concurrent_dp_time(op, bytes, stage, group));
+  if (cls == CommClass::tp && !leaves_nvlink(group)) return timed(streams, isolated_time(op, group, bytes));
   comm::CollectiveRequest request;
   request.op = op;
   request.gpus = group;
@@ -41,6 +49,22 @@ std::vector<core::TaskId> Collectives::timed(const std::vector<core::StreamId>& 
   }
   for (auto h : holds) b_.rec.engine().hold_until(h, done);
   return holds;
+}
+
+bool Collectives::leaves_nvlink(const std::vector<int>& group) {
+  std::vector<int> shape;
+  for (int g : group) shape.push_back(b_.in.sc.cluster.server_of(g) == b_.in.sc.cluster.server_of(group.front())
+                                          ? b_.in.sc.cluster.local_index(g)
+                                          : -1 - g);  // a group across servers: by GPU
+  if (auto it = pcie_cache_.find(shape); it != pcie_cache_.end()) return it->second;
+  bool pcie = false;
+  const auto& links = b_.in.sc.cluster.links;
+  for (std::size_t a = 0; a < group.size() && !pcie; ++a)
+    for (std::size_t c = 0; c < group.size() && !pcie; ++c)
+      if (a != c)
+        for (const auto& route : b_.router.routes(group[a], group[c]))
+          for (int link : route) pcie = pcie || links[static_cast<std::size_t>(link)].kind != hw::LinkKind::nvlink;
+  return pcie_cache_[shape] = pcie;
 }
 
 core::Duration Collectives::tp_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes) {

@@ -47,7 +47,10 @@ class Collectives {
   core::Duration concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group);
   core::Duration concurrent_time(const std::vector<std::vector<int>>& groups, comm::Op op, std::int64_t bytes);
   Build& b_;
+  /// Whether any route between members of `group` uses a link other than NVLink.
+  bool leaves_nvlink(const std::vector<int>& group);
   std::map<std::tuple<int, std::int64_t, std::vector<int>>, core::Duration> isolated_cache_;
+  std::map<std::vector<int>, bool> pcie_cache_;
   std::map<std::tuple<int, std::int64_t, int>, core::Duration> concurrent_cache_;
 };
 
