@@ -24,7 +24,7 @@ std::int64_t size_option(const po::variables_map& vm, const char* name) {
   const auto text = vm[name].as<std::string>();
   const auto bytes = comm::parse_size(text);
   if (!bytes || *bytes <= 0)
-    throw UsageError(std::string("--") + name + ": expected a size such as 8, 1M or 8G, found '" + text + "'");
+    throw UsageError(std::string("--") + name + ": expected a size such as 8, 1M or 8G of at most 2^50 bytes, found '" + text + "'");
   return *bytes;
 }
 

@@ -1,6 +1,7 @@
 #include "sim/comm/perf_table.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstdio>
 #include <optional>
@@ -100,7 +101,10 @@ PerfTable simulate_sweep(const hw::Router& router, Op op, const std::vector<int>
 
 std::vector<std::int64_t> size_sweep(std::int64_t min_bytes, std::int64_t max_bytes, std::int64_t factor) {
   std::vector<std::int64_t> sizes;
-  for (std::int64_t s = min_bytes; s <= max_bytes; s *= factor) sizes.push_back(s);
+  for (std::int64_t s = min_bytes; s <= max_bytes; s *= factor) {
+    sizes.push_back(s);
+    if (s > max_bytes / factor) break;  // the next size would pass max (or overflow)
+  }
   return sizes;
 }
 
@@ -109,15 +113,20 @@ std::optional<std::int64_t> parse_size(const std::string& text) {
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   if (digits > 0 && digits + 1 >= text.size()) {
     static const std::string kSuffixes = "KMGT";  // nccl-tests parsesize: powers of 1024
-    std::int64_t value = std::stoll(text.substr(0, digits));
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + digits, value);
+    if (error != std::errc{} || end != text.data() + digits || value > kMaxSizeBytes) return std::nullopt;
     if (digits == text.size()) return value;
     const auto p = kSuffixes.find(static_cast<char>(std::toupper(static_cast<unsigned char>(text.back()))));
     if (p == std::string::npos) return std::nullopt;
-    for (std::size_t i = 0; i <= p; ++i) value *= 1024;
+    for (std::size_t i = 0; i <= p; ++i) {
+      if (value > kMaxSizeBytes / 1024) return std::nullopt;
+      value *= 1024;
+    }
     return value;
   }
   const auto parsed = config::parse_bytes(text);
-  if (const auto* bytes = std::get_if<std::int64_t>(&parsed)) return *bytes;
+  if (const auto* bytes = std::get_if<std::int64_t>(&parsed)) return *bytes <= kMaxSizeBytes ? std::optional(*bytes) : std::nullopt;
   return std::nullopt;
 }
 

@@ -50,8 +50,12 @@ PerfTable simulate_sweep(const hw::Router& router, Op op, const std::vector<int>
 
 /// nccl-tests' -b/-e/-f: min, min·f, … up to max. Requires 0 < min <= max, factor >= 2.
 std::vector<std::int64_t> size_sweep(std::int64_t min_bytes, std::int64_t max_bytes, std::int64_t factor);
+/// The largest collective size accepted: 2^50 bytes (a petabyte), as for nccl-tests logs; far
+/// above any real buffer, and products of it with small factors stay inside int64.
+inline constexpr std::int64_t kMaxSizeBytes = std::int64_t{1} << 50;
 /// nccl-tests' size arguments: a count with an optional K, M, G, T suffix (powers of 1024, as
-/// nccl-tests' parsesize), or any byte quantity stepsim accepts (8GiB). nullopt if not a size.
+/// nccl-tests' parsesize), or any byte quantity stepsim accepts (8GiB). nullopt if not a size
+/// or over kMaxSizeBytes.
 std::optional<std::int64_t> parse_size(const std::string& text);
 
 /// Elements per rank as nccl-tests prints "count" (float32): size/4, divided by the ranks for

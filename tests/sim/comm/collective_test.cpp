@@ -109,5 +109,22 @@ TEST_CASE("bad requests are rejected at once") {
                   std::invalid_argument);
 }
 
+TEST_CASE("nccl-tests sizes: suffixes are powers of 1024, and what overflows is not a size") {
+  CHECK(parse_size("8") == 8);
+  CHECK(parse_size("1M") == 1 << 20);
+  CHECK(parse_size("8G") == std::int64_t{8} << 30);
+  CHECK(parse_size("8GiB") == std::int64_t{8} << 30);
+  CHECK(parse_size("1024T") == kMaxSizeBytes);
+  CHECK_FALSE(parse_size("1025T"));
+  // Found by tests/fuzz (fuzz_units): the multiplication by 1024 overflowed int64 (UB), and a
+  // number of 20 digits made std::stoll throw (an internal error, exit 1).
+  CHECK_FALSE(parse_size("899999999909G"));
+  CHECK_FALSE(parse_size("99999999999999999999"));
+  CHECK_FALSE(parse_size("2PB"));
+  // A sweep up to the largest size with a huge factor stops instead of overflowing.
+  CHECK(size_sweep(1, kMaxSizeBytes, std::int64_t{1} << 40) == std::vector<std::int64_t>{1, std::int64_t{1} << 40});
+  CHECK(size_sweep(8, 64, 2) == std::vector<std::int64_t>{8, 16, 32, 64});
+}
+
 }  // namespace
 }  // namespace stepsim::comm
