@@ -69,11 +69,18 @@ std::string Field::found() const {
   return quote(node_.Scalar());
 }
 
+// A mapping's key as text; YAML allows a sequence or mapping as a key ("? [a, b]: 1", or an
+// anchored flow sequence), which no stepsim file has.
+std::string Field::key_text(const YAML::Node& key) const {
+  if (!key.IsScalar()) child(key, path_).fail("expected a key that is a name, found " + child(key, path_).found());
+  return key.Scalar();
+}
+
 void Field::check_keys(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) fail("expected a mapping, found " + found());
   std::set<std::string> seen;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
+    const std::string key = key_text(it->first);
     Field key_field = child(it->first, path_);
     if (!seen.insert(key).second) key_field.fail("duplicate key " + quote(key));
     bool known = false;
@@ -110,7 +117,7 @@ std::vector<std::pair<std::string, Field>> Field::entries() const {
   if (!node_.IsMap()) fail("expected a mapping, found " + found());
   std::vector<std::pair<std::string, Field>> out;
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
+    const std::string key = key_text(it->first);
     out.emplace_back(key, child(it->second, join_path(path_, key)));
   }
   return out;

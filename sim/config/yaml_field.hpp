@@ -67,6 +67,7 @@ class Field {
  private:
   std::string scalar_or_fail(const std::string& expected) const;
   Field child(const YAML::Node& node, std::string path) const;
+  std::string key_text(const YAML::Node& key) const;
 
   YAML::Node node_;
   std::shared_ptr<const std::string> file_;

@@ -136,3 +136,15 @@ TEST_CASE("a file that is not UTF-8 is refused at its first bad byte; UTF-8 pass
   CHECK(stepsim::config::YamlDocument::load_string("name: caf\xc3\xa9 \xe2\x86\x92\n", "t.yaml")
             .root().required("name").as_string() == "caf\xc3\xa9 \xe2\x86\x92");
 }
+
+TEST_CASE("a key that is a sequence or a mapping is refused at the key (found by tests/fuzz)") {
+  // yaml-cpp's conversion of such a key to text threw YAML::TypedBadConversion: exit 1.
+  const auto doc = YamlDocument::load_string("a: 1\n? [x, y]\n: 2\n", "k.yaml");
+  try {
+    doc.root().check_keys({"a"});
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "k.yaml:2:3: expected a key that is a name, found a sequence");
+  }
+  CHECK_THROWS_AS(doc.root().entries(), ConfigError);
+}
