@@ -51,20 +51,20 @@ std::vector<core::TaskId> Collectives::timed(const std::vector<core::StreamId>& 
   return holds;
 }
 
+// Once per TP group (named by its first rank), not per collective: the routes do not change.
 bool Collectives::leaves_nvlink(const std::vector<int>& group) {
-  std::vector<int> shape;
-  for (int g : group) shape.push_back(b_.in.sc.cluster.server_of(g) == b_.in.sc.cluster.server_of(group.front())
-                                          ? b_.in.sc.cluster.local_index(g)
-                                          : -1 - g);  // a group across servers: by GPU
-  if (auto it = pcie_cache_.find(shape); it != pcie_cache_.end()) return it->second;
-  bool pcie = false;
+  if (leaves_nvlink_.empty()) leaves_nvlink_.assign(static_cast<std::size_t>(b_.in.grid.size()), -1);
+  std::int8_t& known = leaves_nvlink_[static_cast<std::size_t>(group.front())];
+  if (known >= 0) return known == 1;
+  bool leaves = false;
   const auto& links = b_.in.sc.cluster.links;
-  for (std::size_t a = 0; a < group.size() && !pcie; ++a)
-    for (std::size_t c = 0; c < group.size() && !pcie; ++c)
+  for (std::size_t a = 0; a < group.size() && !leaves; ++a)
+    for (std::size_t c = 0; c < group.size() && !leaves; ++c)
       if (a != c)
         for (const auto& route : b_.router.routes(group[a], group[c]))
-          for (int link : route) pcie = pcie || links[static_cast<std::size_t>(link)].kind != hw::LinkKind::nvlink;
-  return pcie_cache_[shape] = pcie;
+          for (int link : route) leaves = leaves || links[static_cast<std::size_t>(link)].kind != hw::LinkKind::nvlink;
+  known = leaves ? 1 : 0;
+  return leaves;
 }
 
 core::Duration Collectives::tp_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes) {

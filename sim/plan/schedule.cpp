@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -84,17 +85,23 @@ PipelineSchedule make_schedule(ScheduleKind kind, int stages, int microbatches, 
 }
 
 std::vector<PassDependency> pass_dependencies(const PipelineSchedule& sch) {
-  const int p = sch.stages, last = p * sch.chunks - 1;
-  std::map<std::tuple<PassKind, int, int>, PassRef> where;  // (kind, microbatch, virtual stage)
+  const int p = sch.stages, stages = p * sch.chunks, last = stages - 1, m = sch.microbatches;
+  // Where each (kind, microbatch, virtual stage) sits, in one flat table: every pass is listed once.
+  auto key = [&](PassKind k, int j, int u) {
+    return (static_cast<std::size_t>(k) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)) *
+               static_cast<std::size_t>(stages) + static_cast<std::size_t>(u);
+  };
+  constexpr std::size_t kKinds = 3;
+  std::vector<std::optional<PassRef>> where(kKinds * static_cast<std::size_t>(m) * static_cast<std::size_t>(stages));
   for (int s = 0; s < p; ++s)
     for (std::size_t i = 0; i < sch.passes[s].size(); ++i) {
       const Pass& pass = sch.passes[s][i];
-      where[{pass.kind, pass.microbatch, pass.chunk * p + s}] = {s, i};
+      where[key(pass.kind, pass.microbatch, pass.chunk * p + s)] = PassRef{s, i};
     }
   auto at = [&](PassKind k, int j, int u) {
-    const auto it = where.find({k, j, u});
-    if (it == where.end()) throw std::logic_error("pass_dependencies: a pass the pipeline needs is not scheduled");
-    return it->second;
+    const auto& found = where[key(k, j, u)];
+    if (!found) throw std::logic_error("pass_dependencies: a pass the pipeline needs is not scheduled");
+    return *found;
   };
   std::vector<PassDependency> out;
   for (int s = 0; s < p; ++s)

@@ -25,14 +25,14 @@ void fill_context(const Build& b, StepResult& r) {
 }
 
 // One line a person can check the build's choices against (fidelity, fused passes, folded rings).
-std::string describe(const Build& b, const core::RunStats& stats, double cpu_ms) {
+std::string describe(const Build& b, const core::RunStats& stats, double wall_ms) {
   std::string s = "simulated " + b.in.st.name + ": " + std::to_string(b.in.grid.size()) + " GPUs, ";
   const std::size_t ranks = b.global_of.size();
   s += b.in.symmetric ? "symmetric fidelity (" + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + " simulated)" : "full fidelity";
   s += b.in.fused ? ", fused passes" : ", per-layer passes";
   s += b.in.large_cluster ? ", DP rings folded" : "";
   s += "; " + std::to_string(b.rec.meta().size()) + " tasks, " + std::to_string(stats.events) + " events, " +
-       std::to_string(static_cast<long long>(cpu_ms + 0.5)) + " ms";
+       std::to_string(static_cast<long long>(wall_ms + 0.5)) + " ms";
   return s;
 }
 

@@ -46,17 +46,18 @@ void send_channel(Build& b, const std::vector<Message>& msgs, Slot send, Slot re
 // the sending stage sends to the rank of the same TP and DP index on the receiving stage.
 void all_channels(Build& b) {
   std::vector<std::vector<Message>> forward(b.global_of.size()), backward(b.global_of.size());
+  std::vector<std::vector<int>> locals_of_stage(static_cast<std::size_t>(b.in.grid.pp()));
+  for (std::size_t local = 0; local < b.global_of.size(); ++local)
+    locals_of_stage[static_cast<std::size_t>(b.in.grid.coord(b.global_of[local]).pp)].push_back(static_cast<int>(local));
   for (const PassDependency& dep : pass_dependencies(b.in.schedule)) {
     if (!dep.hop) continue;
     const Pass& pass = b.in.schedule.passes[dep.from.stage][dep.from.index];
     const int chunk = b.in.schedule.passes[dep.to.stage][dep.to.index].chunk;
     const bool ahead = pass.kind == PassKind::forward;
-    for (std::size_t local = 0; local < b.global_of.size(); ++local) {
+    for (int local : locals_of_stage[static_cast<std::size_t>(dep.from.stage)]) {
       const Coord c = b.in.grid.coord(b.global_of[local]);
-      if (c.pp != dep.from.stage) continue;
       const int to = b.local_of[b.in.grid.rank({c.tp, c.dp, dep.to.stage})];
-      (ahead ? forward : backward)[local].push_back(
-          {static_cast<int>(local), to, dep.from.index, dep.to.index, pass.microbatch, chunk});
+      (ahead ? forward : backward)[local].push_back({local, to, dep.from.index, dep.to.index, pass.microbatch, chunk});
     }
   }
   for (std::size_t local = 0; local < b.global_of.size(); ++local) {

@@ -50,7 +50,7 @@ class Collectives {
   /// Whether any route between members of `group` uses a link other than NVLink.
   bool leaves_nvlink(const std::vector<int>& group);
   std::map<std::tuple<int, std::int64_t, std::vector<int>>, core::Duration> isolated_cache_;
-  std::map<std::vector<int>, bool> pcie_cache_;
+  std::vector<std::int8_t> leaves_nvlink_;  // [first global rank of a TP group]: −1 unknown, 0, 1
   std::map<std::tuple<int, std::int64_t, int>, core::Duration> concurrent_cache_;
 };
 
