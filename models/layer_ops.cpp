@@ -128,7 +128,7 @@ void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x);
 int framework_calls(const std::string& name) {
   static const std::vector<std::pair<std::string, int>> kCalls{
       {"input_norm", 1}, {"qkv", 5}, {"rotary", 4}, {"attention", 4}, {"attn_scores", 7},
-      {"attn_softmax", 3}, {"attn_dropout", 4}, {"attn_context", 7}, {"out_proj", 2},
+      {"attn_softmax", 3}, {"attn_softmax_torch", 6}, {"attn_dropout", 4}, {"attn_context", 7}, {"out_proj", 2},
       {"attn_residual", 3}, {"post_attn_norm", 1}, {"mlp_up", 2}, {"gelu", 1}, {"swiglu", 2},
       {"mlp_down", 2}, {"mlp_residual", 5}, {"embedding", 4}, {"final_norm", 1}, {"logits", 3},
       // Megatron's vocab-parallel cross entropy: max, its all-reduce, subtract, exp, sum, its
@@ -200,8 +200,40 @@ void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerSha
   ops.push_back(op);
 }
 
-// Megatron-LM's unfused core attention: baddbmm scores, fused scale+mask+softmax, dropout,
-// bmm context, then a permute to [s, b, h]. Scores are S = b·(a/t)·s² elements.
+// Megatron-LM's fused scale+mask+softmax kernel runs only where its CUDA kernel handles the
+// shape (megatron/model/fused_softmax.py FusedScaleMaskSoftmax.is_kernel_available, 2022-23, as
+// Megatron-DeepSpeed has it): 16-bit input, 16 < sk <= 4096, sq and sk multiples of 4, and the
+// b·a/t attention batches a multiple of 4 and of the kernel's batches per block: 128 threads
+// in warps of min(2^ceil(log2 sk), 32) threads, each warp taking 2 rows when 2^ceil(log2 sk) <=
+// 128, else 1 (scaled_upper_triang_masked_softmax.h). Causal self-attention: sq = sk = s.
+bool fused_softmax_available(const Dims& x) {
+  const I64 batches = x.b * x.q_heads, s = x.s;
+  if (x.e != 2 || s <= 16 || s > 4096 || s % 4 != 0 || batches % 4 != 0) return false;
+  I64 pow2 = 1;
+  while (pow2 < s) pow2 *= 2;
+  const I64 warp = std::min<I64>(pow2, 32);
+  const I64 per_block = (128 / warp) * (pow2 <= 128 ? 2 : 1);
+  return batches % per_block == 0;
+}
+
+// The softmax of the S attention scores. Fused: one kernel reads and writes S 16-bit elements
+// (backward reads output and gradient, writes the gradient) and keeps its output. Otherwise
+// Megatron's forward_torch_softmax runs, in fp32 because query-key layer scaling (on by default)
+// forces softmax_in_fp32: float(), × scale, masked_fill_, softmax, half() — 5 kernels moving
+// 2→4, 4→4, 4→4, 4→4, 4→2 bytes per element (36 S), and their 5 autograd nodes backward
+// (2→4, softmax 4+4→4, 4→4, 4→4, 4→2: 40 S); softmax keeps its fp32 output. An fp32 model has
+// no casts: 3 kernels, 24 S forward and 28 S backward. Six framework calls forward (the casts,
+// the scale, the mask, building and calling nn.Softmax).
+OpCost softmax_op(const Dims& x, double scores, bool keep) {
+  if (fused_softmax_available(x))
+    return memory_op("attn_softmax", 2 * scores * x.e, 3 * scores * x.e, keep ? to_bytes(scores * x.e) : 0);
+  const bool cast = x.e != 4;
+  return memory_op("attn_softmax_torch", (cast ? 36 : 24) * scores, (cast ? 40 : 28) * scores,
+                   keep ? to_bytes(4 * scores) : 0, cast ? 5 : 3);
+}
+
+// Megatron-LM's unfused core attention: baddbmm scores, scale+mask+softmax, dropout, bmm
+// context, then a permute to [s, b, h]. Scores are S = b·(a/t)·s² elements.
 void add_unfused_attention(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
   const double q = static_cast<double>(x.tokens * x.q_heads * x.d) * x.e;
   const double kv = static_cast<double>(x.tokens * x.kv_heads * x.d) * x.e;
@@ -225,8 +257,7 @@ void add_unfused_attention(std::vector<OpCost>& ops, const Dims& x, const LayerS
   ops.push_back(bmm("attn_scores", {x.b * x.q_heads, x.s, x.s, x.d}, q + kv + scores * x.e,
                     scores * x.e + 2 * (q + kv), q + kv));
   // Keeps its output for the softmax backward (2as²b/t), unless recomputed.
-  OpCost softmax = memory_op("attn_softmax", 2 * scores * x.e, 3 * scores * x.e,
-                             selective ? 0 : to_bytes(scores * x.e));
+  OpCost softmax = softmax_op(x, scores, !selective);
   softmax.recompute = selective;
   ops.push_back(softmax);
   if (x.dropout) {  // keeps the 1-byte mask (as²b/t)

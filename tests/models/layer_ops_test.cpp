@@ -78,6 +78,45 @@ TEST_CASE("per-op activation bytes add up to Korthikanti's per-layer formulas") 
   CHECK(static_cast<double>(sum_ops(layer_ops(m, flash)).activation_bytes) == 34 * s * b * h / 8);
 }
 
+const OpCost& find_op(const std::vector<OpCost>& ops, const std::string& prefix) {
+  for (const auto& op : ops)
+    if (op.name.rfind(prefix, 0) == 0) return op;
+  FAIL("no op " << prefix);
+  return ops.front();
+}
+
+TEST_CASE("Megatron's fused softmax runs only where its kernel takes the shape; else five fp32 kernels") {
+  // korthikanti-22b: a 64. Attention batches b·a/t must be a multiple of 4 and of the kernel's
+  // batches per block: 4 when 2^ceil(log2 s) > 128 (4 warps of 32 threads, one row each), 8 when
+  // s <= 128 (two rows per warp). sk must lie in (16, 4096].
+  const ModelSpec m = gpt22b();
+  auto softmax = [&](std::int64_t b, std::int64_t s, int t, Recompute r = Recompute::none) {
+    return find_op(layer_ops(m, {.micro_batch = b, .seq = s, .tp = t, .recompute = r, .flash_attention = false}), "attn_softmax");
+  };
+  CHECK(softmax(1, 2048, 16).name == "attn_softmax");        // 4 batches
+  CHECK(softmax(1, 2048, 32).name == "attn_softmax_torch");  // 2 batches
+  CHECK(softmax(2, 2048, 32).name == "attn_softmax");        // 4 again
+  CHECK(softmax(1, 128, 16).name == "attn_softmax_torch");   // 4 batches, 8 per block
+  CHECK(softmax(1, 128, 8).name == "attn_softmax");          // 8 batches
+  CHECK(softmax(1, 4096, 1).name == "attn_softmax");
+  CHECK(softmax(1, 4100, 1).name == "attn_softmax_torch");   // sk > 4096
+  CHECK(softmax(1, 16, 1).name == "attn_softmax_torch");     // sk <= 16
+
+  // Bytes per score element: fused 2+2 forward, 2+2+2 backward; the torch path 36 and 40.
+  const double scores = 1.0 * 2 * 2048 * 2048;  // b·a/t·s² at b 1, t 32
+  const OpCost& torch = softmax(1, 2048, 32);
+  CHECK(torch.fwd_bytes == 36 * scores);
+  CHECK(torch.bwd_input_bytes == 40 * scores);
+  CHECK(torch.fwd_kernels == 5);
+  CHECK(torch.bwd_kernels == 5);
+  CHECK(torch.activation_bytes == static_cast<std::int64_t>(4 * scores));  // the fp32 output
+  CHECK(torch.fwd_host_calls == 6);
+  const OpCost& fused = softmax(2, 2048, 32);
+  CHECK(fused.fwd_bytes == 4 * (2 * scores));
+  CHECK(fused.activation_bytes == static_cast<std::int64_t>(2 * (2 * scores)));
+  CHECK(softmax(1, 2048, 32, Recompute::selective).activation_bytes == 0);
+}
+
 TEST_CASE("Korthikanti's activation formulas, evaluated by hand") {
   // s 2048, b 1, h 12288, a 96 (GPT-3 175B), t 8: sbh = 2048·12288 = 25,165,824;
   // 5as/h = 5·96·2048/12288 = 80, so 5as/(ht) = 10; 24/t = 3; 34/t = 4.25.
