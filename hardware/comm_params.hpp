@@ -7,6 +7,23 @@
 
 namespace stepsim::hw {
 
+/// NCCL's protocols (NCCL src/include/devcomm.h, NCCL_PROTO_LL/LL128/SIMPLE): Simple moves data in 512 KiB
+/// buffer steps behind a memory fence; LL packs 4 data bytes with a 4-byte flag into every 8 B
+/// store and LL128 120 data bytes with a flag into every 128 B line, so the receiver polls the
+/// data itself: far lower latency per step, less bandwidth.
+enum class Protocol { simple, ll128, ll };
+
+/// What one protocol costs on a machine. NCCL's tuning model (src/graph/tuning.cc, 2.18-2.21):
+/// baseLat per algorithm and protocol, hwLat per link type, algorithm and protocol, and the
+/// bandwidth refinements it applies to Simple's bus bandwidth.
+struct ProtocolCost {
+  std::int64_t launch_latency_ps = 0;        ///< baseLat, once per collective
+  std::int64_t ring_step_latency_ps = 0;     ///< hwLat, Ring, per ring step inside a server
+  std::int64_t tree_step_latency_ps = 0;     ///< hwLat, Tree, per tree level inside a server
+  std::int64_t network_step_latency_ps = 0;  ///< hwLat NET less the intra-server step it replaces
+  double bandwidth_share = 1.0;              ///< of Simple's payload bandwidth
+};
+
 struct CommParams {
   // Fraction of a link's per-direction bandwidth that NCCL's Simple protocol moves as payload.
   double nvlink_efficiency = 0.8;
@@ -25,6 +42,23 @@ struct CommParams {
   std::int64_t nvls_latency_ps = 10'000'000;
   // Fixed cost of launching one collective (kernel launch + setup).
   std::int64_t launch_latency_ps = 5'000'000;
+  // The low-latency protocols, which NCCL's tuner picks for small sizes. The fields above are
+  // Simple's. Defaults: NCCL tuning.cc for NVLink. LL: baseLat Ring 6.6 us, hwLat Ring and Tree
+  // 0.6 us, NET Ring 2.7 us (2.1 us over the NVLink step it replaces); bandwidth busBw/4 (Ring
+  // all-reduce; 1/3.8 for Tree). LL128: baseLat 14 us, hwLat Ring 1.9 us, Tree 1.25 us, NET Ring
+  // 4.0 us; bandwidth ×0.92 (120 of 128 bytes); NCCL enables it only where the GPUs of a server
+  // talk over NVLink. A PCIe machine's preset gives its own (hwLat PCI: LL 1.0 us).
+  ProtocolCost ll{.launch_latency_ps = 6'600'000, .ring_step_latency_ps = 600'000, .tree_step_latency_ps = 600'000,
+                  .network_step_latency_ps = 2'100'000, .bandwidth_share = 0.25};
+  ProtocolCost ll128{.launch_latency_ps = 14'000'000, .ring_step_latency_ps = 1'900'000,
+                     .tree_step_latency_ps = 1'250'000, .network_step_latency_ps = 2'100'000,
+                     .bandwidth_share = 0.92};
+  /// Simple's cost from the fields above, or the low-latency protocol's.
+  ProtocolCost cost(Protocol p) const {
+    if (p == Protocol::ll) return ll;
+    if (p == Protocol::ll128) return ll128;
+    return {launch_latency_ps, ring_step_latency_ps, tree_step_latency_ps, network_step_latency_ps, 1.0};
+  }
   // Pipeline slice of the step-by-step simulation: NCCL's Simple protocol moves one buffer slot
   // per step, 4 MiB buffer / 8 steps = 512 KiB (NCCL_BUFFSIZE, NCCL_STEPS in src/include/
   // collectives.h); sim/comm cuts each algorithm step into slices of this size (capped per

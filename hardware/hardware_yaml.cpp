@@ -135,10 +135,24 @@ int read_gpu_count(const Field& v, const char* what) {
   return static_cast<int>(n);
 }
 
+namespace {
+
+void read_protocol_cost(const Field& f, ProtocolCost& p) {
+  f.check_keys({"launch_latency", "ring_step_latency", "tree_step_latency", "network_step_latency", "bandwidth_share"});
+  if (auto v = f.optional("launch_latency")) p.launch_latency_ps = v->as_duration_ps();
+  if (auto v = f.optional("ring_step_latency")) p.ring_step_latency_ps = v->as_duration_ps();
+  if (auto v = f.optional("tree_step_latency")) p.tree_step_latency_ps = v->as_duration_ps();
+  if (auto v = f.optional("network_step_latency")) p.network_step_latency_ps = v->as_duration_ps();
+  if (auto v = f.optional("bandwidth_share")) p.bandwidth_share = read_fraction(*v);
+}
+
+}  // namespace
+
 void read_comm_params(const Field& f, CommParams& c) {
   f.check_keys({"nvlink_efficiency", "pcie_efficiency", "network_efficiency", "host_memory_efficiency",
                 "ring_step_latency", "tree_step_latency", "network_step_latency", "nvls", "nvls_efficiency",
-                "nvls_latency", "launch_latency", "pipeline_chunk", "pipeline_pass_overhead", "host_call_overhead"});
+                "nvls_latency", "launch_latency", "ll", "ll128", "pipeline_chunk", "pipeline_pass_overhead",
+                "host_call_overhead"});
   if (auto v = f.optional("nvlink_efficiency")) c.nvlink_efficiency = read_fraction(*v);
   if (auto v = f.optional("pcie_efficiency")) c.pcie_efficiency = read_fraction(*v);
   if (auto v = f.optional("network_efficiency")) c.network_efficiency = read_fraction(*v);
@@ -150,6 +164,8 @@ void read_comm_params(const Field& f, CommParams& c) {
   if (auto v = f.optional("nvls_efficiency")) c.nvls_efficiency = read_fraction(*v);
   if (auto v = f.optional("nvls_latency")) c.nvls_latency_ps = v->as_duration_ps();
   if (auto v = f.optional("launch_latency")) c.launch_latency_ps = v->as_duration_ps();
+  if (auto v = f.optional("ll")) read_protocol_cost(*v, c.ll);
+  if (auto v = f.optional("ll128")) read_protocol_cost(*v, c.ll128);
   if (auto v = f.optional("pipeline_chunk")) c.pipeline_chunk_bytes = v->as_bytes();
   if (auto v = f.optional("pipeline_pass_overhead")) c.pipeline_pass_overhead_ps = v->as_duration_ps();
   if (auto v = f.optional("host_call_overhead")) c.host_call_overhead_ps = v->as_duration_ps();

@@ -73,6 +73,11 @@ int run_sweep(const po::variables_map& vm) {
   const auto algo = comm::parse_algorithm(vm["algo"].as<std::string>());
   if (!algo) throw UsageError("--algo: expected one of auto, ring, tree, nvls, hierarchical, direct, found '" +
                               vm["algo"].as<std::string>() + "'");
+  std::optional<hw::Protocol> protocol;
+  if (const std::string name = vm["proto"].as<std::string>(); name != "auto") {
+    protocol = comm::parse_protocol(name);
+    if (!protocol) throw UsageError("--proto: expected one of auto, Simple, LL128, LL, found '" + name + "'");
+  }
   const std::int64_t min = size_option(vm, "minbytes"), max = size_option(vm, "maxbytes");
   const std::int64_t factor = vm["stepfactor"].as<std::int64_t>();
   if (min > max || factor < 2) throw UsageError("sizes: expected -b <= -e and -f >= 2");
@@ -86,9 +91,10 @@ int run_sweep(const po::variables_map& vm) {
   try {
     const SizeProgress progress(isatty(STDERR_FILENO) != 0, sizes.size());
     table = comm::simulate_sweep(router, *op, gpus, sizes, *algo, true, rings,
-                                 [&](std::size_t done) { progress.draw(done); });
+                                 [&](std::size_t done) { progress.draw(done); }, protocol);
   } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--algo ") + comm::to_string(*algo) + ": " + e.what());
+    throw UsageError(std::string("--algo ") + comm::to_string(*algo) +
+                     (protocol ? " --proto " + comm::to_string(*protocol) : std::string()) + ": " + e.what());
   }
   if (vm.count("json")) {
     std::cout << comm::format_json(table);
@@ -151,6 +157,8 @@ int run_collective(const Args& args) {
       ("maxbytes,e", po::value<std::string>()->default_value("8G"), "largest size")
       ("stepfactor,f", po::value<std::int64_t>()->default_value(2), "size multiplier")
       ("algo", po::value<std::string>()->default_value("auto"), "auto, ring, tree, nvls, hierarchical, direct")
+      ("proto", po::value<std::string>()->default_value("auto"),
+       "auto (the tuner's pick by size), Simple, LL128 or LL (as NCCL_PROTO)")
       ("rings", po::value<std::string>()->default_value("auto"),
        "auto (folded above 8 ranks), step (every step in the engine) or folded (each ring one flow, "
        "other algorithms' steps walked outside the engine; a tree too large to walk timed on paper)")
@@ -158,7 +166,7 @@ int run_collective(const Args& args) {
       ("calibrate", po::value<std::string>(), "fit the hardware's comm: parameters to this nccl-tests log")
       ("output,o", po::value<std::string>(), "with --calibrate: write the fitted hardware YAML here");
   const auto vm = parse_command_line(
-      "collective", "--hardware HW [--op OP] [--gpus N | --nodes N] [-b MIN] [-e MAX] [-f F] [--algo A] [--rings R] [--json]\n"
+      "collective", "--hardware HW [--op OP] [--gpus N | --nodes N] [-b MIN] [-e MAX] [-f F] [--algo A] [--proto P] [--rings R] [--json]\n"
       "       stepsim collective --calibrate LOG --hardware HW -o OUT.yaml",
       "Simulate nccl-tests' *_perf on a machine, or calibrate its collective parameters from a log.",
       options, {}, args);

@@ -40,11 +40,29 @@ bool CollectiveAlgorithm::supports(const PlanInput& input) const {
   return do_supports(input);
 }
 
-StepPlan CollectiveAlgorithm::plan(const PlanInput& input) const {
+bool CollectiveAlgorithm::supports(const PlanInput& input, hw::Protocol protocol) const {
+  return supports(input) && do_supports_protocol(protocol);
+}
+
+void CollectiveAlgorithm::require(const PlanInput& input, std::optional<hw::Protocol> protocol) const {
   if (!supports(input))
     throw std::invalid_argument("cannot run " + to_string(input.op) + " on this group: it needs " + requirement());
+  if (protocol && !do_supports_protocol(*protocol))
+    throw std::invalid_argument("cannot run " + to_string(input.op) + " with the " + to_string(*protocol) + " protocol");
+}
+
+StepPlan CollectiveAlgorithm::plan(const PlanInput& input) const {
+  require(input, input.protocol);
   StepPlan plan = do_plan(input);
   check_plan(plan, input);
+  // The protocol's costs that every algorithm shares: its launch, its network step and its
+  // bandwidth (a transfer puts 1/share wire bytes per payload byte through Simple's link rates).
+  plan.protocol = input.protocol;
+  plan.launch_latency_ps = input.params.launch_latency_ps;
+  for (auto& t : plan.transfers) {
+    t.network_step_latency_ps = input.params.network_step_latency_ps;
+    t.wire_factor /= input.bandwidth_share;
+  }
   return plan;
 }
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sim/comm/ops.hpp"
@@ -30,9 +31,14 @@ class CollectiveAlgorithm {
   /// Whether this algorithm can run `input.op` on this group (NVLS needs one server and
   /// params.nvls; hierarchical needs several servers with the same number of ranks each).
   bool supports(const PlanInput& input) const;
+  /// supports(input) and the algorithm runs under `protocol` (NVLS is Simple only).
+  bool supports(const PlanInput& input, hw::Protocol protocol) const;
   /// Requires: supports(input), input.ranks >= 1, bytes >= 0, server_of.size() == ranks.
   /// Throws std::invalid_argument otherwise.
   StepPlan plan(const PlanInput& input) const;
+  /// Throws std::invalid_argument, saying what is needed, unless supports(input, protocol) (or
+  /// supports(input) when no protocol is named).
+  void require(const PlanInput& input, std::optional<hw::Protocol> protocol) const;
   /// What supports() needs, in words, for the error when it is false.
   std::string requirement() const { return do_requirement(); }
 
@@ -40,6 +46,7 @@ class CollectiveAlgorithm {
   virtual bool do_supports(const PlanInput& input) const = 0;
   virtual std::string do_requirement() const = 0;
   virtual StepPlan do_plan(const PlanInput& input) const = 0;
+  virtual bool do_supports_protocol(hw::Protocol) const { return true; }
 };
 
 /// Requires: algorithm != Algorithm::automatic.

@@ -33,6 +33,15 @@ struct Bench {
   std::vector<int> gpus;
 };
 
+// The fit uses the rows of 64 MiB and more when the log has at least two, and times them under
+// the Simple protocol, whose parameters it fits: NCCL runs Simple there (every shipped log sits on
+// its Simple plateau), while our tuner, which lacks NCCL's per-channel LL128 caps (tuning.cc
+// perChMaxRingLL128Bw), would take LL128 up to a few hundred MiB across servers. Smaller rows are
+// timed under the protocol the tuner picks (LL, LL128), with the parameters of those protocols
+// as the machine has them; the table shows every row. Training traffic that the fit matters for
+// (gradient buckets, ZeRO shards) is large.
+constexpr std::int64_t kLargeRow = 64LL << 20;
+
 std::vector<Algorithm> tuner_choices(const Bench& bench, const NcclLog& log) {
   std::vector<Algorithm> out;
   for (const auto& row : log.rows)
@@ -61,6 +70,7 @@ std::vector<Algorithm> closest_algorithms(const Bench& bench, const NcclLog& log
       if (a != Algorithm::ring && a != Algorithm::tree && a != Algorithm::nvls) continue;
       CollectiveRequest req = base;
       req.algorithm = a;
+      if (req.bytes >= kLargeRow) req.protocol = hw::Protocol::simple;  // as simulate() times it
       const double gap = std::abs(std::log(row.time_us / (static_cast<double>(estimate(bench.router, req).ps) * 1e-6)));
       if (gap < best_gap) best = a, best_gap = gap;
     }
@@ -75,6 +85,7 @@ struct Knob {
   std::function<double&(hw::CommParams&)> ref;
 };
 
+
 // Per row, on paper (estimate, which tracks the engine on idle machines) and with the algorithm
 // the tuner picks for the uncalibrated machine, so that hundreds of evaluations stay cheap.
 std::vector<double> simulate(Bench& bench, const hw::CommParams& params, const NcclLog& log,
@@ -82,18 +93,12 @@ std::vector<double> simulate(Bench& bench, const hw::CommParams& params, const N
   bench.cluster.comm = params;
   std::vector<double> us;
   for (std::size_t i = 0; i < log.rows.size(); ++i) {
-    const CollectiveRequest req{.op = log.op, .gpus = bench.gpus, .bytes = log.rows[i].size_bytes,
-                                .algorithm = algorithms[i]};
+    CollectiveRequest req{.op = log.op, .gpus = bench.gpus, .bytes = log.rows[i].size_bytes, .algorithm = algorithms[i]};
+    if (req.bytes >= kLargeRow) req.protocol = hw::Protocol::simple;
     us.push_back(static_cast<double>(estimate(bench.router, req).ps) * 1e-6);
   }
   return us;
 }
-
-// The fit uses the rows of 64 MiB and more when the log has at least two: below that NCCL
-// switches to its LL/LL128 protocols and other algorithms, which this model does not have
-// (collective.hpp), so small rows cannot be matched together with the large ones, and training
-// traffic (gradient buckets, ZeRO shards) is large. The table still shows every row.
-constexpr std::int64_t kLargeRow = 64LL << 20;
 
 // The indices of the rows to fit: those of kLargeRow and more, or all if fewer than 2 are.
 std::vector<std::size_t> rows_to_fit(const NcclLog& log) {
@@ -172,6 +177,12 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
     for (std::size_t k = 0; k < n_eff; ++k) knobs[k].ref(p) = x[k];
     p.launch_latency_ps = static_cast<std::int64_t>(x[n_eff] * 1e6);
     (multi ? p.network_step_latency_ps : p.ring_step_latency_ps) = static_cast<std::int64_t>(x[n_eff + 1] * 1e6);
+    // LL's and LL128's latencies move by two common factors, keeping NCCL's ratios between them.
+    for (hw::ProtocolCost* c : {&p.ll, &p.ll128}) {
+      c->launch_latency_ps = static_cast<std::int64_t>(static_cast<double>(c->launch_latency_ps) * x[n_eff + 2]);
+      auto& c_step = multi ? c->network_step_latency_ps : c->ring_step_latency_ps;
+      c_step = static_cast<std::int64_t>(static_cast<double>(c_step) * x[n_eff + 3]);
+    }
     return p;
   };
   hw::CommParams start = cluster.comm;
@@ -179,31 +190,44 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
   for (const auto& k : knobs) x.push_back(k.ref(start));
   x.push_back(static_cast<double>(cluster.comm.launch_latency_ps) * 1e-6);
   x.push_back(static_cast<double>(multi ? cluster.comm.network_step_latency_ps : cluster.comm.ring_step_latency_ps) * 1e-6);
-  NcclLog fit = log;
-  fit.rows.clear();
-  std::vector<Algorithm> fit_algorithms;
-  for (std::size_t i : rows_to_fit(log)) {
-    fit.rows.push_back(log.rows[i]);
-    fit_algorithms.push_back(algorithms[i]);
-  }
-  auto cost = [&](const std::vector<double>& v) { return squared_error(fit, simulate(bench, apply(v), fit, fit_algorithms)); };
-  // Pattern search in log space: try ×/÷ e^step on each parameter, keep improvements, halve.
-  double best = cost(x);
-  for (double step = std::log(4.0); step > 0.004; step /= 2) {
-    for (bool improved = true; improved;) {
-      improved = false;
-      for (std::size_t k = 0; k < x.size(); ++k)
-        for (double sign : {1.0, -1.0}) {
-          auto trial = x;
-          trial[k] = std::max(trial[k], 1e-3) * std::exp(sign * step);
-          if (k < n_eff) trial[k] = std::min(trial[k], 1.0);  // an efficiency
-          if (const double c = cost(trial); c < best - 1e-12) best = c, x = trial, improved = true;
-        }
+  x.insert(x.end(), {1.0, 1.0});  // the low-latency protocols' latency factors
+  // Pattern search in log space: try ×/÷ e^step on the parameters `free`, keep improvements,
+  // halve, on the rows `rows`.
+  auto search = [&](const std::vector<std::size_t>& rows, std::size_t first_free, std::size_t end_free) {
+    NcclLog fit = log;
+    fit.rows.clear();
+    std::vector<Algorithm> fit_algorithms;
+    for (std::size_t i : rows) {
+      fit.rows.push_back(log.rows[i]);
+      fit_algorithms.push_back(algorithms[i]);
     }
-  }
+    auto cost = [&](const std::vector<double>& v) { return squared_error(fit, simulate(bench, apply(v), fit, fit_algorithms)); };
+    double best = cost(x);
+    for (double step = std::log(4.0); step > 0.004; step /= 2) {
+      for (bool improved = true; improved;) {
+        improved = false;
+        for (std::size_t k = first_free; k < end_free; ++k)
+          for (double sign : {1.0, -1.0}) {
+            auto trial = x;
+            trial[k] = std::max(trial[k], 1e-3) * std::exp(sign * step);
+            if (k < n_eff) trial[k] = std::min(trial[k], 1.0);  // an efficiency
+            if (const double c = cost(trial); c < best - 1e-12) best = c, x = trial, improved = true;
+          }
+      }
+    }
+  };
+  // Simple's bandwidth and latency on the large rows (rows_to_fit, timed under Simple), then the
+  // low-latency protocols' latency factors on every row: they move only the rows the tuner gives
+  // LL or LL128, the small ones, which see the latencies that the large ones barely can.
+  const auto large = rows_to_fit(log);
+  search(large, 0, n_eff + 2);
+  std::vector<std::size_t> every(log.rows.size());
+  for (std::size_t i = 0; i < every.size(); ++i) every[i] = i;
+  search(every, n_eff + 2, x.size());
   result.after = apply(x);
   for (const auto& k : knobs) result.fitted.push_back(k.name);
-  result.fitted.insert(result.fitted.end(), {"launch_latency", multi ? "network_step_latency" : "ring_step_latency"});
+  result.fitted.insert(result.fitted.end(), {"launch_latency", multi ? "network_step_latency" : "ring_step_latency",
+                                             multi ? "ll/ll128 launch and network step latencies" : "ll/ll128 launch and ring step latencies"});
   result.after_us = simulate(bench, result.after, log, algorithms);
   return result;
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "sim/comm/calibration.hpp"
 #include "sim/config/config_error.hpp"
@@ -62,8 +63,15 @@ std::string comm_yaml(const hw::CommParams& p) {
       << "  nvls: " << (p.nvls ? "true" : "false") << "\n";
   fraction("nvls_efficiency", p.nvls_efficiency);
   out << "  nvls_latency: " << duration_text(p.nvls_latency_ps) << "\n"
-      << "  launch_latency: " << duration_text(p.launch_latency_ps) << "\n"
-      << "  pipeline_chunk: " << p.pipeline_chunk_bytes << "B\n"
+      << "  launch_latency: " << duration_text(p.launch_latency_ps) << "\n";
+  for (const auto& [name, cost] : {std::pair{"ll", p.ll}, std::pair{"ll128", p.ll128}}) {
+    std::snprintf(buf, sizeof buf, "%.4f", cost.bandwidth_share);
+    out << "  " << name << ": {launch_latency: " << duration_text(cost.launch_latency_ps)
+        << ", ring_step_latency: " << duration_text(cost.ring_step_latency_ps)
+        << ", tree_step_latency: " << duration_text(cost.tree_step_latency_ps)
+        << ", network_step_latency: " << duration_text(cost.network_step_latency_ps) << ", bandwidth_share: " << buf << "}\n";
+  }
+  out << "  pipeline_chunk: " << p.pipeline_chunk_bytes << "B\n"
       << "  pipeline_pass_overhead: " << duration_text(p.pipeline_pass_overhead_ps) << "\n"
       << "  host_call_overhead: " << duration_text(p.host_call_overhead_ps) << "\n";
   return out.str();

@@ -68,15 +68,16 @@ PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequ
 
 CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const std::vector<core::StreamId>& streams) {
   check_request(net.cluster(), req, streams.size());
-  CollectiveKey key{.op = req.op, .algorithm = req.algorithm, .bytes = req.bytes, .root = req.root,
-                    .coarse = req.coarse, .gpus = req.gpus};
+  CollectiveKey key{.op = req.op, .algorithm = req.algorithm, .protocol = req.protocol, .bytes = req.bytes,
+                    .root = req.root, .coarse = req.coarse, .gpus = req.gpus};
   const PlannedCollective* kept = net.planned(key);
   if (!kept) {
     CollectiveRequest fixed = req;
     std::optional<PlannedCollective> fresh;
-    if (req.algorithm == Algorithm::automatic) {
+    if (req.algorithm == Algorithm::automatic || !req.protocol) {
       AlgorithmChoice choice = choose_with_estimate(net.router(), req);
       fixed.algorithm = choice.algorithm;
+      fixed.protocol = choice.protocol;
       // The tuner planned every candidate in coarse mode: a coarse request takes its plan as it is.
       if (req.coarse) fresh = std::move(choice.coarse_plan);
     }
@@ -87,11 +88,12 @@ CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const
   const auto& folded = kept->folded_latency_ps;
   CollectiveTasks out;
   out.chosen = kept->chosen;
+  out.protocol = plan.protocol;
 
   core::Engine& engine = net.engine();
   for (auto s : streams) out.members.push_back(engine.add_hold(s));
   out.group = engine.add_group(out.members);
-  const TaskId launch = engine.add_delay(core::picoseconds(net.cluster().comm.launch_latency_ps));
+  const TaskId launch = engine.add_delay(core::picoseconds(plan.launch_latency_ps));
   engine.add_dependency(engine.arrival_marker(out.group), launch);
 
   std::vector<TaskId> done;

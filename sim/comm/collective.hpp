@@ -7,15 +7,18 @@
 // hold finishes when its own part is done. The caller adds dependencies into the members ("after
 // this layer's backward") and out of them.
 //
-// Latency model (NCCL src/graph/tuning.cc, baseLat and hwLat, Simple protocol): a collective
-// costs CommParams::launch_latency_ps once (NCCL's baseLat, 8.4 us for ring) and every step of the
-// algorithm costs its step latency (hwLat per hop: ring 3.4 us over NVLink, 5.7 us over PCIe;
-// +network_step_latency_ps when the step leaves the server, 14 us). A ring all-reduce on an idle
-// ring of bandwidth B therefore takes launch + 2(n−1)·(α + S/(n·B)).
+// Latency model (NCCL src/graph/tuning.cc, baseLat and hwLat): a collective costs its protocol's
+// launch latency once (NCCL's baseLat: ring Simple 8.4 us, LL 6.6 us, LL128 14 us) and every step
+// of the algorithm costs the protocol's step latency (hwLat per hop: ring Simple 3.4 us over
+// NVLink, 5.7 us over PCIe, LL 0.6 and 1.0 us; plus the network step latency when the step leaves
+// the server), and moves 1/share wire bytes per payload byte (LL 4, LL128 1/0.92). A ring
+// all-reduce on an idle ring of bandwidth B therefore takes launch + 2(n−1)·(α + S/(n·B·share)).
+// The tuner picks the algorithm and protocol (choose_algorithm); a request may name either.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/comm/network.hpp"
@@ -29,6 +32,7 @@ struct CollectiveRequest {
   std::vector<int> gpus{};        ///< the ranks' GPU ids, in rank order
   std::int64_t bytes = 0;         ///< nccl-tests size: the full buffer for AR/AG/RS, per rank for broadcast
   Algorithm algorithm = Algorithm::automatic;
+  std::optional<hw::Protocol> protocol{};  ///< none: the tuner picks, as NCCL does without NCCL_PROTO
   int root = 0;                   ///< broadcast root (a rank, not a GPU)
   bool coarse = false;            ///< fold ring steps into one flow per rank (large groups)
 };
@@ -54,6 +58,7 @@ struct CollectiveTasks {
   std::vector<core::TaskId> members;  ///< one hold per rank, on member_streams[i]
   core::GroupId group;
   Algorithm chosen = Algorithm::ring;
+  hw::Protocol protocol = hw::Protocol::simple;
 };
 
 /// Requires: member_streams.size() == gpus.size() >= 1, distinct valid GPUs, bytes >= 0, root a
@@ -62,18 +67,23 @@ struct CollectiveTasks {
 CollectiveTasks add_collective(Network& network, const CollectiveRequest& request,
                                const std::vector<core::StreamId>& member_streams);
 
-/// The plan of `request` under its algorithm (not automatic), its folded rings timed by their
-/// lattice (folded_ring.hpp) when request.coarse.
+/// The plan of `request` under its algorithm (not automatic) and protocol (Simple when none),
+/// its folded rings timed by their lattice (folded_ring.hpp) when request.coarse.
 PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& request);
 
 /// Time of the collective on an idle machine, on paper: each transfer takes its latency plus the
 /// time every link on its route needs for all the transfers of its dependency level (equal
 /// shares, as max-min gives equal flows), along the longest dependency chain. Matches the engine
-/// on symmetric idle topologies; cheap (no engine). Automatic = the best algorithm's time.
+/// on symmetric idle topologies; cheap (no engine). Automatic algorithm or no protocol = the best
+/// choice's time.
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& request);
 
-/// NCCL's tuner in spirit: the supported algorithm with the smallest estimate() for this op, size
-/// and group. Ties go to the earlier of ring, tree, nvls, hierarchical, direct.
+/// NCCL's tuner in spirit (src/graph/tuning.cc, ncclTopoGetAlgoTime): of every supported
+/// algorithm and protocol (those the request leaves open), the pair with the smallest estimate()
+/// for this op, size and group. Ties go to the earlier of Simple, LL128, LL, then of ring, tree,
+/// nvls, hierarchical, direct. LL128 is a candidate only where consecutive GPUs of the group in
+/// one server talk over NVLink, as NCCL enables it by default only there; a protocol whose
+/// bandwidth alone would be slower than the best so far is not planned.
 Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& request);
 
 /// choose_algorithm() with the winner's estimate(), for callers that need both (one walk each),
@@ -82,6 +92,7 @@ Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& re
 /// coarse request, its costliest part being the ring lattices.
 struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::ring;
+  hw::Protocol protocol = hw::Protocol::simple;
   core::Duration time{};
   PlannedCollective coarse_plan{};
 };

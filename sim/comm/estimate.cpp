@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <optional>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "sim/comm/algorithm.hpp"
@@ -89,14 +91,63 @@ core::Duration walk(const hw::Router& router, const CollectiveRequest& req, cons
     if (total[l] > 0) end = std::max(end, total[l] / effective_bytes_per_s(cluster.links[l], cluster.comm));
   for (const auto& done : plan.rank_done)
     for (int t : done) end = std::max(end, finish[static_cast<std::size_t>(t)]);
-  return core::picoseconds(cluster.comm.launch_latency_ps) + core::seconds(end);
+  return core::picoseconds(plan.launch_latency_ps) + core::seconds(end);
+}
+
+// NCCL enables LL128 by default only where consecutive GPUs of its rings and chains inside a
+// server talk over NVLink (tuning.cc: typeIntra <= PATH_NVB), as on NVSwitch and NVLink-bridged
+// boxes. The group's rank order is the ring order inside each server.
+bool nvlink_inside_servers(const hw::Router& router, const std::vector<int>& gpus) {
+  const hw::Cluster& cluster = router.cluster();
+  for (std::size_t a = 0; a < gpus.size(); ++a) {
+    const int from = gpus[a], to = gpus[(a + 1) % gpus.size()];
+    if (from == to || cluster.server_of(from) != cluster.server_of(to)) continue;
+    for (const auto& route : router.routes(from, to))
+      for (int l : route)
+        if (cluster.links[static_cast<std::size_t>(l)].kind != hw::LinkKind::nvlink) return false;
+  }
+  return true;
+}
+
+// The protocols the tuner tries for `req`: the one it names, else every protocol the group can run.
+std::vector<hw::Protocol> candidate_protocols(const hw::Router& router, const CollectiveRequest& req) {
+  if (req.protocol) return {*req.protocol};
+  std::vector<hw::Protocol> out;
+  for (hw::Protocol p : all_protocols())
+    if (p != hw::Protocol::ll128 || nvlink_inside_servers(router, req.gpus)) out.push_back(p);
+  return out;
+}
+
+// A floor under estimate() of `req` under a protocol of `cost`, from bandwidth alone: some rank
+// must send at least the bus factor times S (the average over ranks: an all-reduce moves
+// 2(n−1)·S, an all-gather or reduce-scatter (n−1)·S in all; a broadcast's root sends S), as
+// 1/share wire bytes, through at most the fastest GPU's outgoing links. The tuner skips a
+// protocol whose floor is already slower than its best so far: LL at large sizes.
+double bandwidth_floor_s(const hw::Cluster& cluster, const CollectiveRequest& req, const hw::ProtocolCost& cost) {
+  if (req.gpus.size() < 2 || req.bytes <= 0) return 0;
+  double fastest = 0;
+  for (int g : req.gpus) {
+    double out = 0;
+    for (const auto& l : cluster.links)
+      if (l.from == cluster.gpu_nodes[static_cast<std::size_t>(g)]) out += effective_bytes_per_s(l, cluster.comm);
+    fastest = std::max(fastest, out);
+  }
+  if (fastest <= 0) return 0;
+  const double wire = bus_factor(req.op, static_cast<int>(req.gpus.size())) * static_cast<double>(req.bytes) / cost.bandwidth_share;
+  return static_cast<double>(cost.launch_latency_ps) * 1e-12 + wire / fastest;
 }
 
 }  // namespace
 
 PlanInput plan_input(const hw::Cluster& cluster, const CollectiveRequest& req) {
+  const hw::Protocol protocol = req.protocol.value_or(hw::Protocol::simple);
+  const hw::ProtocolCost cost = cluster.comm.cost(protocol);
   PlanInput in{.op = req.op, .ranks = static_cast<int>(req.gpus.size()), .bytes = req.bytes, .root = req.root,
-               .coarse = req.coarse, .params = cluster.comm};
+               .coarse = req.coarse, .params = cluster.comm, .protocol = protocol, .bandwidth_share = cost.bandwidth_share};
+  in.params.launch_latency_ps = cost.launch_latency_ps;
+  in.params.ring_step_latency_ps = cost.ring_step_latency_ps;
+  in.params.tree_step_latency_ps = cost.tree_step_latency_ps;
+  in.params.network_step_latency_ps = cost.network_step_latency_ps;
   for (int g : req.gpus) in.server_of.push_back(cluster.server_of(g));
   return in;
 }
@@ -110,21 +161,32 @@ std::vector<Algorithm> supported_algorithms(const hw::Cluster& cluster, const Co
 }
 
 AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& req) {
-  const auto candidates = supported_algorithms(router.cluster(), req);
-  if (candidates.empty()) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " on this group");
-  AlgorithmChoice best{candidates.front(), core::Duration{std::numeric_limits<std::int64_t>::max()}};
-  for (Algorithm a : candidates) {
-    CollectiveRequest r = req;
-    r.algorithm = a;
-    // Rings (and hierarchical's ring phases) are timed by their step lattice (folded_ring.hpp)
-    // at either fidelity: it is step mode's own time where the paper walk of every step is not,
-    // and the same estimate at both fidelities makes both pick the same algorithm.
-    r.coarse = true;
-    PlannedCollective planned = plan_collective(router, r);
-    if (const auto t = walk(router, r, planned.plan, planned.folded_latency_ps); t < best.time)
-      best = {a, t, std::move(planned)};
+  const auto algorithms = req.algorithm == Algorithm::automatic ? supported_algorithms(router.cluster(), req)
+                                                                : std::vector<Algorithm>{req.algorithm};
+  if (algorithms.empty()) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " on this group");
+  const auto protocols = candidate_protocols(router, req);
+  const PlanInput in = plan_input(router.cluster(), req);
+  if (req.algorithm != Algorithm::automatic) make_algorithm(req.algorithm)->require(in, req.protocol);
+  std::optional<AlgorithmChoice> best;
+  // Protocol by protocol (Simple first), so that the floor of the slower ones meets a best time.
+  for (hw::Protocol p : protocols) {
+    if (best && bandwidth_floor_s(router.cluster(), req, router.cluster().comm.cost(p)) > best->time.seconds()) continue;
+    for (Algorithm a : algorithms) {
+      if (!make_algorithm(a)->supports(in, p)) continue;
+      CollectiveRequest r = req;
+      r.algorithm = a;
+      r.protocol = p;
+      // Rings (and hierarchical's ring phases) are timed by their step lattice (folded_ring.hpp)
+      // at either fidelity: it is step mode's own time where the paper walk of every step is
+      // not, and the same estimate at both fidelities makes both pick the same algorithm.
+      r.coarse = true;
+      PlannedCollective planned = plan_collective(router, r);
+      if (const auto t = walk(router, r, planned.plan, planned.folded_latency_ps); !best || t < best->time)
+        best = AlgorithmChoice{a, p, t, std::move(planned)};
+    }
   }
-  return best;
+  if (!best) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " with the protocols asked for");
+  return std::move(*best);
 }
 
 Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& req) {
@@ -132,7 +194,7 @@ Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& re
 }
 
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& req) {
-  if (req.algorithm == Algorithm::automatic) return choose_with_estimate(router, req).time;
+  if (req.algorithm == Algorithm::automatic || !req.protocol) return choose_with_estimate(router, req).time;
   const StepPlan plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req));
   return walk(router, req, plan, folded_ring_latencies(router, req.gpus, plan));
 }

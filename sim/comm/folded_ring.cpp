@@ -63,7 +63,7 @@ double ps_per_byte(const hw::Cluster& cluster, int link) {
 
 LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring, const HopRoutes& hops,
                          const std::vector<double>& link_step_bytes) {
-  const PlannedTransfer one_step{.step_latency_ps = ring.step_latency_ps};
+  const PlannedTransfer one_step{.step_latency_ps = ring.step_latency_ps, .network_step_latency_ps = ring.network_step_latency_ps};
   LatticeRing out{.steps = ring.latency_steps};
   for (const auto& routes : hops) {
     double d = 0, busy = 0;
@@ -86,7 +86,7 @@ LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring
 // Appends one kind of route per hop of the folded ring `t` (each route with its own start
 // latency, over every link); returns the first hop's index.
 int add_hop_kinds(WalkGraph& g, const hw::Cluster& cluster, const PlannedTransfer& t, const HopRoutes& hops) {
-  const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps};
+  const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps, .network_step_latency_ps = t.network_step_latency_ps};
   const auto first = static_cast<int>(g.routes.size());
   for (const auto& routes : hops) {
     WalkRoutes kind;

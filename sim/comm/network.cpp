@@ -60,7 +60,7 @@ std::int64_t transfer_latency_ps(const hw::Cluster& cluster, const hw::Route& ro
   std::int64_t links = 0;
   for (int l : route) links += cluster.links[static_cast<std::size_t>(l)].latency_ps;
   const bool leaves = leaves_server(cluster, route);
-  return (transfer.step_latency_ps + links + (leaves ? cluster.comm.network_step_latency_ps : 0)) * transfer.latency_steps;
+  return (transfer.step_latency_ps + links + (leaves ? transfer.network_step_latency_ps : 0)) * transfer.latency_steps;
 }
 
 }  // namespace stepsim::comm

@@ -25,7 +25,7 @@ namespace stepsim::comm {
 /// and the ring lattices (folded_ring.hpp, up to seconds for 512 ranks) run once per shape.
 struct PlannedCollective {
   Algorithm chosen = Algorithm::ring;
-  StepPlan plan{};
+  StepPlan plan{};  ///< plan.protocol is the protocol chosen
   std::vector<std::optional<std::int64_t>> folded_latency_ps{};
   /// Where the whole plan's ring lattice was walked at once: when it ends, idle, from the plan's
   /// start (folded_ring.hpp, FoldedTiming).
@@ -35,6 +35,7 @@ struct PlannedCollective {
 struct CollectiveKey {
   Op op = Op::all_reduce;
   Algorithm algorithm = Algorithm::automatic;
+  std::optional<hw::Protocol> protocol{};
   std::int64_t bytes = 0;
   int root = 0;
   bool coarse = false;
@@ -80,7 +81,7 @@ std::vector<hw::Route> hop_routes(const hw::Router& router, int from, int to, Ho
 bool leaves_server(const hw::Cluster& cluster, const hw::Route& route);
 
 /// Start latency of a planned point-to-point transfer on `route`: latency_steps × (its step
-/// latency plus the links' own latencies, plus the network step latency when it leaves the
+/// latency plus the links' own latencies, plus its network step latency when it leaves the
 /// server). A folded ring's is folded_ring_latencies()'.
 std::int64_t transfer_latency_ps(const hw::Cluster& cluster, const hw::Route& route, const PlannedTransfer& transfer);
 

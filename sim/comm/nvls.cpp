@@ -23,6 +23,9 @@ class Nvls final : public CollectiveAlgorithm {
                                         [&](int s) { return s == in.server_of.front(); });
     return in.op == Op::all_reduce && in.params.nvls && one_server && in.ranks >= 2;
   }
+  // NCCL's NVLS runs the Simple protocol only (tuning.cc: baseLat and hwLat of NVLS are 0 for LL
+  // and LL128, which it treats as not supported).
+  bool do_supports_protocol(hw::Protocol p) const override { return p == hw::Protocol::simple; }
 
   StepPlan do_plan(const PlanInput& in) const override {
     StepPlan plan;

@@ -1,6 +1,7 @@
 #include "sim/comm/ops.hpp"
 
 #include <array>
+#include <cctype>
 #include <cstdint>
 #include <utility>
 
@@ -23,6 +24,12 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 6> kAlgorithms{{
     {Algorithm::nvls, "nvls"},
     {Algorithm::hierarchical, "hierarchical"},
     {Algorithm::direct, "direct"},
+}};
+
+constexpr std::array<std::pair<hw::Protocol, std::string_view>, 3> kProtocols{{
+    {hw::Protocol::simple, "Simple"},
+    {hw::Protocol::ll128, "LL128"},
+    {hw::Protocol::ll, "LL"},
 }};
 
 template <typename Table, typename Value>
@@ -63,6 +70,23 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
   return value_of<Algorithm>(kAlgorithms, name);
 }
 std::vector<std::string> algorithm_names() { return names_of(kAlgorithms); }
+
+std::string to_string(hw::Protocol protocol) { return name_of(kProtocols, protocol); }
+std::optional<hw::Protocol> parse_protocol(std::string_view name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& [p, n] : kProtocols) {
+    std::string expected;
+    for (char c : n) expected += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == expected) return p;
+  }
+  return std::nullopt;
+}
+std::vector<hw::Protocol> all_protocols() {
+  std::vector<hw::Protocol> out;
+  for (const auto& entry : kProtocols) out.push_back(entry.first);
+  return out;
+}
 
 double bus_factor(Op op, int ranks) {
   const double n = ranks;

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/comm_params.hpp"
+
 namespace stepsim::comm {
 
 enum class Op { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
@@ -29,6 +31,12 @@ std::vector<std::string> op_names();
 std::string to_string(Algorithm algorithm);
 std::optional<Algorithm> parse_algorithm(std::string_view name);
 std::vector<std::string> algorithm_names();
+
+/// NCCL's spelling (NCCL_PROTO): Simple, LL128, LL. parse_protocol() ignores case, as NCCL does.
+std::string to_string(hw::Protocol protocol);
+std::optional<hw::Protocol> parse_protocol(std::string_view name);
+/// Simple, LL128, LL: the order the tuner tries them in (ties go to the earlier).
+std::vector<hw::Protocol> all_protocols();
 
 /// busbw / algbw for `op` over `ranks` ranks (nccl-tests' definitions above). Requires ranks >= 1.
 double bus_factor(Op op, int ranks);

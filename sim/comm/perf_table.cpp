@@ -17,8 +17,8 @@
 namespace stepsim::comm {
 namespace {
 
-PerfRow make_row(Op op, int ranks, std::int64_t bytes, core::Duration t, Algorithm algorithm) {
-  PerfRow row{.size_bytes = bytes, .time_us = static_cast<double>(t.ps) * 1e-6, .algorithm = algorithm};
+PerfRow make_row(Op op, int ranks, std::int64_t bytes, core::Duration t, Algorithm algorithm, hw::Protocol protocol) {
+  PerfRow row{.size_bytes = bytes, .time_us = static_cast<double>(t.ps) * 1e-6, .algorithm = algorithm, .protocol = protocol};
   if (t.ps > 0) row.algbw_gbps = algorithm_bandwidth(bytes, t.seconds()) * 1e-9;
   row.busbw_gbps = row.algbw_gbps * bus_factor(op, ranks);
   return row;
@@ -47,51 +47,55 @@ int root(Op op) { return op == Op::broadcast ? 0 : -1; }
 }  // namespace
 
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
-                      Algorithm algorithm, bool engine, RingMode rings) {
-  const CollectiveRequest req{.op = op, .gpus = gpus, .bytes = bytes, .algorithm = algorithm,
+                      Algorithm algorithm, bool engine, RingMode rings, std::optional<hw::Protocol> protocol) {
+  const CollectiveRequest req{.op = op, .gpus = gpus, .bytes = bytes, .algorithm = algorithm, .protocol = protocol,
                               .coarse = use_coarse_mode(rings, gpus.size())};
   std::optional<AlgorithmChoice> tuned;
-  if (algorithm == Algorithm::automatic) tuned = choose_with_estimate(router, req);
-  const Algorithm chosen = tuned ? tuned->algorithm : algorithm;
+  if (algorithm == Algorithm::automatic || !protocol) tuned = choose_with_estimate(router, req);
   CollectiveRequest fixed = req;
-  fixed.algorithm = chosen;
+  fixed.algorithm = tuned ? tuned->algorithm : algorithm;
+  fixed.protocol = tuned ? tuned->protocol : *protocol;
+  const Algorithm chosen = fixed.algorithm;
   const int ranks = static_cast<int>(gpus.size());
+  auto row = [&](core::Duration t) { return make_row(op, ranks, bytes, t, chosen, *fixed.protocol); };
   auto on_paper = [&] { return tuned ? tuned->time : estimate(router, fixed); };
-  if (!engine) return make_row(op, ranks, bytes, on_paper(), chosen);
+  if (!engine) return row(on_paper());
   std::optional<PlannedCollective> planned;
   if (req.coarse) {
     // The plan the tuner timed where it ran (it plans in coarse mode, as here), else a fresh one.
     planned = tuned ? std::move(tuned->coarse_plan) : plan_collective(router, fixed);
     if (!has_folded_form(op, chosen)) {
       const auto walked = walk_step_plan(router, gpus, planned->plan);
-      return make_row(op, ranks, bytes, walked ? *walked : on_paper(), chosen);
+      return row(walked ? *walked : on_paper());
     }
     // Alone on the machine, a plan whose whole lattice was walked takes the lattice's time, step
     // mode's own; the engine's folded flows end there too, but for phases that overlap member by
     // member (folded_ring.hpp, FoldedTiming).
-    if (planned->lattice_end_ps)
-      return make_row(op, ranks, bytes, core::picoseconds(router.cluster().comm.launch_latency_ps + *planned->lattice_end_ps), chosen);
+    if (planned->lattice_end_ps) return row(core::picoseconds(planned->plan.launch_latency_ps + *planned->lattice_end_ps));
   }
   core::Engine sim;
   Network net(sim, router.cluster(), router);
   if (planned)
-    net.remember({.op = op, .algorithm = chosen, .bytes = bytes, .root = req.root, .coarse = true, .gpus = gpus}, std::move(*planned));
+    net.remember({.op = op, .algorithm = chosen, .protocol = fixed.protocol, .bytes = bytes, .root = req.root,
+                  .coarse = true, .gpus = gpus},
+                 std::move(*planned));
   std::vector<core::StreamId> streams;
   for (std::size_t i = 0; i < gpus.size(); ++i)
     streams.push_back(sim.add_stream(sim.add_device(), core::StreamKind::communication));
   add_collective(net, fixed, streams);
   const auto stats = sim.run();
-  return make_row(op, ranks, bytes, stats.makespan - core::TimePoint{}, chosen);
+  return row(stats.makespan - core::TimePoint{});
 }
 
 PerfTable simulate_sweep(const hw::Router& router, Op op, const std::vector<int>& gpus,
                          const std::vector<std::int64_t>& sizes, Algorithm algorithm, bool engine,
-                         RingMode rings, const std::function<void(std::size_t)>& on_row) {
+                         RingMode rings, const std::function<void(std::size_t)>& on_row,
+                         std::optional<hw::Protocol> protocol) {
   PerfTable table{.op = op, .ranks = static_cast<int>(gpus.size()), .gpu_name = router.cluster().gpu.name};
   for (int g : gpus) table.server_of.push_back(router.cluster().server_of(g));
   double sum = 0;
   for (std::int64_t s : sizes) {
-    table.rows.push_back(simulate_size(router, op, gpus, s, algorithm, engine, rings));
+    table.rows.push_back(simulate_size(router, op, gpus, s, algorithm, engine, rings, protocol));
     sum += table.rows.back().busbw_gbps;
     if (on_row) on_row(table.rows.size());
   }
@@ -147,14 +151,14 @@ std::string format_table(const PerfTable& table, const std::string& title) {
   }
   out << "#\n";
   out << "#                                                              out-of-place                       in-place\n"
-         "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong  algo\n"
+         "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong  algo  proto\n"
          "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
   for (const auto& r : table.rows) {
     const std::string t = format_time(r.time_us);
-    std::snprintf(buf, sizeof buf, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %5s  %7s  %6.2f  %6.2f  %5s  %s\n",
+    std::snprintf(buf, sizeof buf, "%12lld  %12lld  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %5s  %7s  %6.2f  %6.2f  %5s  %-4s  %s\n",
                   static_cast<long long>(r.size_bytes), static_cast<long long>(element_count(table.op, table.ranks, r.size_bytes)),
                   "float", redop(table.op).c_str(), root(table.op), t.c_str(), r.algbw_gbps, r.busbw_gbps, "0", t.c_str(),
-                  r.algbw_gbps, r.busbw_gbps, "0", to_string(r.algorithm).c_str());
+                  r.algbw_gbps, r.busbw_gbps, "0", to_string(r.algorithm).c_str(), to_string(r.protocol).c_str());
     out << buf;
   }
   std::snprintf(buf, sizeof buf, "# Avg bus bandwidth    : %g\n#\n", table.avg_busbw_gbps);
@@ -168,9 +172,9 @@ std::string format_json(const PerfTable& table) {
   out << "{\"rows\": [";
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     const auto& r = table.rows[i];
-    std::snprintf(buf, sizeof buf, "%s{\"size_bytes\": %lld, \"time_us\": %.6g, \"algbw_gbps\": %.6g, \"busbw_gbps\": %.6g, \"algo\": \"%s\"}",
+    std::snprintf(buf, sizeof buf, "%s{\"size_bytes\": %lld, \"time_us\": %.6g, \"algbw_gbps\": %.6g, \"busbw_gbps\": %.6g, \"algo\": \"%s\", \"proto\": \"%s\"}",
                   i ? ", " : "", static_cast<long long>(r.size_bytes), r.time_us, r.algbw_gbps, r.busbw_gbps,
-                  to_string(r.algorithm).c_str());
+                  to_string(r.algorithm).c_str(), to_string(r.protocol).c_str());
     out << buf;
   }
   std::snprintf(buf, sizeof buf, "], \"avg_busbw_gbps\": %.6g}\n", table.avg_busbw_gbps);

@@ -23,6 +23,7 @@ struct PerfRow {
   double algbw_gbps = 0;   ///< GB/s = 1e9 bytes/s, as nccl-tests
   double busbw_gbps = 0;
   Algorithm algorithm = Algorithm::ring;
+  hw::Protocol protocol = hw::Protocol::simple;
 };
 
 struct PerfTable {
@@ -35,18 +36,21 @@ struct PerfTable {
 };
 
 /// Simulates one collective of `bytes` over `gpus` in a fresh Engine (engine = true) or on paper
-/// with estimate() (engine = false), with `rings` (automatic: folded above kCoarseAboveRanks).
+/// with estimate() (engine = false), with `rings` (automatic: folded above kCoarseAboveRanks),
+/// under `protocol` (none: the tuner's pick, as NCCL without NCCL_PROTO).
 /// Coarse times a ring or hierarchical plan by the lattice of the whole plan where it was walked
 /// at once (folded_ring.hpp), else runs its folded rings in the engine; other algorithms are
 /// walked outside the engine (plan_walk.hpp), or timed on paper where that walk would exceed its
 /// budgets (~2 s, then ~10 s on the flow network).
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
-                      Algorithm algorithm, bool engine = true, RingMode rings = RingMode::automatic);
+                      Algorithm algorithm, bool engine = true, RingMode rings = RingMode::automatic,
+                      std::optional<hw::Protocol> protocol = std::nullopt);
 /// simulate_size() for each size in turn; `on_row(rows done)` after each (a progress line).
 PerfTable simulate_sweep(const hw::Router& router, Op op, const std::vector<int>& gpus,
                          const std::vector<std::int64_t>& sizes, Algorithm algorithm, bool engine = true,
                          RingMode rings = RingMode::automatic,
-                         const std::function<void(std::size_t)>& on_row = {});
+                         const std::function<void(std::size_t)>& on_row = {},
+                         std::optional<hw::Protocol> protocol = std::nullopt);
 
 /// nccl-tests' -b/-e/-f: min, min·f, … up to max. Requires 0 < min <= max, factor >= 2.
 std::vector<std::int64_t> size_sweep(std::int64_t min_bytes, std::int64_t max_bytes, std::int64_t factor);

@@ -56,7 +56,7 @@ std::optional<core::Duration> walk_step_plan(const hw::Router& router, const std
   double end = 0;
   for (const auto& done : plan.rank_done)
     for (int t : done) end = std::max(end, (*finish)[static_cast<std::size_t>(t)]);
-  return core::picoseconds(cluster.comm.launch_latency_ps + static_cast<std::int64_t>(std::llround(end)));
+  return core::picoseconds(plan.launch_latency_ps + static_cast<std::int64_t>(std::llround(end)));
 }
 
 }  // namespace stepsim::comm

@@ -26,8 +26,8 @@ struct PlannedTransfer {
   int dst = 0;                  ///< rank
   std::int64_t bytes = 0;       ///< payload
   Hop hop = Hop::full;
-  /// Per-step latency of the algorithm (CommParams) for one step; the emitter adds the network
-  /// step latency when the route leaves the server, and the links' own latencies.
+  /// Per-step latency of the algorithm and protocol (CommParams) for one step; the emitter adds
+  /// network_step_latency_ps when the route leaves the server, and the links' own latencies.
   std::int64_t step_latency_ps = 0;
   int latency_steps = 1;        ///< steps it stands for: a folded ring's S (folded_ring.hpp)
   /// A folded ring's: the slices step mode cuts each step into, which move at once and share
@@ -49,10 +49,16 @@ struct PlannedTransfer {
   /// A join moves nothing and takes no time: a point where many dependencies meet, so n ranks
   /// waiting on n transfers cost 2n dependencies, not n².
   bool is_join = false;
+  /// The protocol's network step latency, set on every transfer by CollectiveAlgorithm::plan().
+  std::int64_t network_step_latency_ps = 0;
 };
 
 struct StepPlan {
   std::vector<PlannedTransfer> transfers;
+  /// The protocol the plan runs under and its cost once per collective (NCCL's baseLat), set by
+  /// CollectiveAlgorithm::plan().
+  hw::Protocol protocol = hw::Protocol::simple;
+  std::int64_t launch_latency_ps = 0;
   /// Per rank: the transfers after which that rank's part of the collective is done. Empty =
   /// done at launch (a broadcast root with one rank, a send/recv to itself).
   std::vector<std::vector<int>> rank_done;
@@ -71,7 +77,11 @@ struct PlanInput {
   int root = 0;                  ///< broadcast root (rank)
   bool coarse = false;
   std::vector<int> server_of{};  ///< server of each rank, from the Cluster
+  /// The cluster's CommParams with Simple's latencies replaced by `protocol`'s (plan_input()), so
+  /// that algorithms read one set of step latencies whatever the protocol.
   hw::CommParams params;
+  hw::Protocol protocol = hw::Protocol::simple;
+  double bandwidth_share = 1.0;  ///< the protocol's share of Simple's bandwidth
 };
 
 /// How many pipeline slices a transfer of `bytes` is cut into: one per

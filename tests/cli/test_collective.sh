@@ -27,6 +27,20 @@ run_stepsim collective --hardware dgx-a100 --nodes 4 --gpus 1 --algo hierarchica
 expect_status 2 "hierarchical with one GPU per server"
 expect_stderr "--algo hierarchical: cannot run all_reduce on this group: it needs all_reduce over 2 or more servers with the same number (2 or more) of GPUs each" "hierarchical requirement"
 
+# The protocol: the tuner's pick is printed after the algorithm; --proto pins it (as NCCL_PROTO).
+run_stepsim collective --hardware dgx-a100 -b 8 -e 8
+expect_status 0 "8 bytes"
+expect_stdout_contains "  ring  LL" "LL at 8 bytes"
+run_stepsim collective --hardware dgx-a100 -b 8 -e 8 --proto simple --json
+expect_status 0 "--proto simple"
+expect_stdout_contains '"algo": "ring", "proto": "Simple"' "Simple pinned"
+run_stepsim collective --hardware dgx-a100 --proto LL64
+expect_status 2 "unknown protocol"
+expect_stderr "--proto: expected one of auto, Simple, LL128, LL, found 'LL64'" "unknown protocol message"
+run_stepsim collective --hardware dgx-h100 --algo nvls --proto LL -b 1M -e 1M
+expect_status 2 "nvls under LL"
+expect_stderr "--algo nvls --proto LL: cannot run all_reduce with the LL protocol" "nvls is Simple only"
+
 # rtx5090 against [R8] (shared/data/README.md 8b, nccl #1639): all_reduce busbw at 1-8 GB is
 # 28 GB/s on 8 GPUs and 35 on 4; hardware/presets/rtx5090.yaml fits host_memory_efficiency to the
 # first and pcie_efficiency to the second. Within 10 % at 1 GiB.

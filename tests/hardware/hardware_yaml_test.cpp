@@ -22,6 +22,7 @@ server:
 comm:
   ring_step_latency: 7us
   nvlink_efficiency: 0.7
+  ll: {ring_step_latency: 1us, bandwidth_share: 0.3}
 )yaml";
 
 TEST_CASE("a server drawn link by link: nodes, both directions of each link, comm and price") {
@@ -38,6 +39,11 @@ TEST_CASE("a server drawn link by link: nodes, both directions of each link, com
   CHECK(c.comm.ring_step_latency_ps == 7'000'000);
   CHECK(c.comm.nvlink_efficiency == doctest::Approx(0.7));
   CHECK(c.comm.tree_step_latency_ps == CommParams{}.tree_step_latency_ps);  // untouched: default
+  CHECK(c.comm.ll.ring_step_latency_ps == 1'000'000);
+  CHECK(c.comm.ll.bandwidth_share == doctest::Approx(0.3));
+  CHECK(c.comm.ll.launch_latency_ps == CommParams{}.ll.launch_latency_ps);
+  CHECK(c.comm.cost(Protocol::simple).ring_step_latency_ps == 7'000'000);
+  CHECK(c.comm.cost(Protocol::ll128).ring_step_latency_ps == CommParams{}.ll128.ring_step_latency_ps);
   CHECK(c.gpu.price_per_hour == doctest::Approx(0.5));
 }
 
@@ -97,6 +103,10 @@ TEST_CASE("mistakes in hardware YAML are positioned and say what was expected") 
               "hw.yaml: 'hw.yaml' has no 'network', so it cannot have 2 servers");
   check_error("gpu: A100\nserver: {gpus: 2, pcie: {}}\ncomm: {nvlink_efficiency: 1.5}\n",
               "hw.yaml:3:27: comm.nvlink_efficiency: expected a fraction in (0, 1], found '1.5'");
+  check_error("gpu: A100\nserver: {gpus: 2, pcie: {}}\ncomm: {ll128: {bandwidth_share: 0}}\n",
+              "hw.yaml:3:33: comm.ll128.bandwidth_share: expected a fraction in (0, 1], found '0'");
+  check_error("gpu: A100\nserver: {gpus: 2, pcie: {}}\ncomm: {ll: {step_latency: 1us}}\n",
+              "hw.yaml:3:13: comm.ll: unknown key 'step_latency'; expected one of launch_latency, ring_step_latency, tree_step_latency, network_step_latency, bandwidth_share");
 }
 
 TEST_CASE("an unknown preset lists the presets and suggests the closest") {

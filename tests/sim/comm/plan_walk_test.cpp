@@ -29,7 +29,8 @@ double worst_walk_disagreement(const std::string& preset, int nodes, Op op, Algo
   const hw::Router router(cluster);
   double worst = 0;
   for (std::int64_t bytes : kSizes) {
-    const CollectiveRequest req{.op = op, .gpus = first_gpus(cluster.gpu_count()), .bytes = bytes, .algorithm = algorithm};
+    const CollectiveRequest req{.op = op, .gpus = first_gpus(cluster.gpu_count()), .bytes = bytes, .algorithm = algorithm,
+                                .protocol = hw::Protocol::simple};
     const double engine = run_together(router, {req}).front();
     const auto walked = walk_step_plan(router, req.gpus, make_algorithm(algorithm)->plan(plan_input(cluster, req)), first);
     REQUIRE(walked.has_value());
