@@ -65,7 +65,7 @@ void apply_shape(ClusterTemplate& t, const ClusterShape& shape, const Blame& nod
     s->gpus = *shape.gpus_per_node;
   }
   // Checked before anything is built for them (a million GPUs ran out of memory building routes).
-  if (const std::int64_t total = static_cast<std::int64_t>(t.servers) * gpus_per_server(t); total > config::kMaxGpus.max) {
+  if (const std::int64_t total = static_cast<std::int64_t>(t.servers) * gpus_per_server(t); total > config::limit_value(config::kMaxGpus)) {
     const Blame& blame = shape.nodes || !shape.gpus_per_node ? nodes : gpus;
     throw ConfigError(blame.pos, blame.key, config::over_limit(config::kMaxGpus, total));
   }
@@ -131,7 +131,7 @@ Cluster read_preset_mapping(const Field& f) {
 
 int read_gpu_count(const Field& v, const char* what) {
   const std::int64_t n = v.as_positive_int();
-  if (n > config::kMaxGpus.max) v.fail(config::over_limit(config::kMaxGpus, n) + " " + what);
+  if (n > config::limit_value(config::kMaxGpus)) v.fail(config::over_limit(config::kMaxGpus, n, std::string(" ") + what));
   return static_cast<int>(n);
 }
 

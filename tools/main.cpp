@@ -3,10 +3,15 @@
 #include <spdlog/common.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <cstdio>
 #include <iostream>
 
 #include "sim/config/config_error.hpp"
+#include "sim/config/limits.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/cli_log.hpp"
 #include "tools/commands.hpp"
@@ -19,13 +24,28 @@ using stepsim::cli::set_up_logging;
 void print_help() {
   std::cout << "stepsim " << STEPSIM_VERSION
             << " — a discrete-event simulator of one LLM training step on a GPU cluster\n\n"
-               "usage: stepsim [-v|-q] <command> [options]\n\ncommands:\n";
+               "usage: stepsim [-v|-q] [--limit NAME=N] <command> [options]\n\ncommands:\n";
   for (const auto& c : all_commands()) std::printf("  %-12s %s\n", c.name, c.summary);
   std::cout << "\nglobal options:\n"
                "  -h, --help     this help; `stepsim <command> --help` for a command's options\n"
                "  --version      print the version\n"
                "  -v, --verbose  log what each command decides and simulates (to stderr)\n"
-               "  -q, --quiet    log only errors (to stderr; warnings are logged by default)\n";
+               "  -q, --quiet    log only errors (to stderr; warnings are logged by default)\n"
+               "  --limit NAME=N raise (or lower) one of stepsim's input limits for this run: gpus (65,536),\n"
+               "                 seq_len (4,194,304 tokens), microbatches (4,096 per step); runs past\n"
+               "                 them take longer and more memory\n";
+}
+
+// "--limit NAME=N": sets the limit, or says what is wrong (exit 2).
+std::optional<std::string> apply_limit(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) return "--limit: expected NAME=N (e.g. gpus=131072), found '" + text + "'";
+  const std::string value = text.substr(eq + 1);
+  std::int64_t n = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (value.empty() || error != std::errc{} || end != value.data() + value.size())
+    return "--limit " + text.substr(0, eq) + ": expected a whole number, found '" + value + "'";
+  return stepsim::config::set_limit(text.substr(0, eq), n);
 }
 
 }  // namespace
@@ -35,9 +55,21 @@ int main(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "-v" || a == "--verbose") level = spdlog::level::debug;
-    else if (a == "-q" || a == "--quiet") level = spdlog::level::err;
-    else args.push_back(a);
+    std::optional<std::string> limit;
+    if (a == "--limit") limit = i + 1 < argc ? std::string(argv[++i]) : std::string();
+    else if (a.rfind("--limit=", 0) == 0) limit = a.substr(8);
+    if (limit) {
+      if (const auto wrong = apply_limit(*limit)) {
+        std::cerr << *wrong << "\n";
+        return 2;
+      }
+    } else if (a == "-v" || a == "--verbose") {
+      level = spdlog::level::debug;
+    } else if (a == "-q" || a == "--quiet") {
+      level = spdlog::level::err;
+    } else {
+      args.push_back(a);
+    }
   }
   set_up_logging(level);
 

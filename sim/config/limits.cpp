@@ -1,7 +1,19 @@
 #include "sim/config/limits.hpp"
 
+#include <array>
+#include <atomic>
+
 namespace stepsim::config {
 namespace {
+
+constexpr std::array<const Limit*, 3> kLimits{&kMaxGpus, &kMaxSeqLen, &kMaxMicrobatches};
+
+// Written by the command line before any work starts, read by every reader (sweeps read from
+// several threads): atomics, so that a read never races the one write.
+std::array<std::atomic<std::int64_t>, kLimits.size()>& current() {
+  static std::array<std::atomic<std::int64_t>, kLimits.size()> values{kMaxGpus.max, kMaxSeqLen.max, kMaxMicrobatches.max};
+  return values;
+}
 
 std::string with_commas(std::int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v), out;
@@ -14,9 +26,37 @@ std::string with_commas(std::int64_t v) {
 
 }  // namespace
 
-std::string over_limit(const Limit& limit, std::int64_t found) {
-  return "expected at most " + with_commas(limit.max) + " " + limit.what + " (a limit of stepsim: " + limit.why +
-         "), found " + with_commas(found);
+std::int64_t limit_value(const Limit& limit) { return current()[static_cast<std::size_t>(limit.id)].load(std::memory_order_relaxed); }
+
+std::optional<std::string> set_limit(std::string_view name, std::int64_t value) {
+  for (const Limit* l : kLimits) {
+    if (name != l->name) continue;
+    if (value < 1) return "--limit " + std::string(name) + ": expected a positive count, found " + with_commas(value);
+    if (value > l->ceiling)
+      return "--limit " + std::string(name) + ": at most " + with_commas(l->ceiling) + " " + l->what +
+             " can be simulated at all, found " + with_commas(value);
+    current()[static_cast<std::size_t>(l->id)].store(value, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  std::string names;
+  for (const Limit* l : kLimits) names += std::string(names.empty() ? "" : ", ") + l->name;
+  return "--limit: unknown limit '" + std::string(name) + "'; expected one of " + names;
+}
+
+void reset_limits() {
+  for (const Limit* l : kLimits) current()[static_cast<std::size_t>(l->id)].store(l->max, std::memory_order_relaxed);
+}
+
+std::vector<std::string> limit_names() {
+  std::vector<std::string> out;
+  for (const Limit* l : kLimits) out.emplace_back(l->name);
+  return out;
+}
+
+std::string over_limit(const Limit& limit, std::int64_t found, std::string_view found_detail) {
+  return "expected at most " + with_commas(limit_value(limit)) + " " + limit.what + " (a limit of stepsim: " + limit.why +
+         "), found " + with_commas(found) + std::string(found_detail) + "; `stepsim --limit " + limit.name +
+         "=N` raises the limit";
 }
 
 }  // namespace stepsim::config

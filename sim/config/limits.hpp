@@ -1,29 +1,54 @@
 // What stepsim accepts, in one place. Past these a run would not end in seconds or fit in this
 // machine's memory, or an integer would overflow; readers refuse such a value where it is written
-// (exit 2), naming the value and the limit. Each limit sits far above what real training uses.
+// (exit 2), naming the value, the limit and the option that raises it. Each default sits far
+// above what real training uses; `stepsim --limit NAME=N` moves one for a run, up to a ceiling
+// that keeps the integers the simulator computes with in range.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace stepsim::config {
 
 struct Limit {
-  const char* what;   ///< "GPUs in a cluster"
-  std::int64_t max;   ///< largest accepted value
-  const char* why;    ///< what the limit protects, for the message
+  int id;                 ///< index into the process's current values (limits.cpp)
+  const char* name;       ///< for `stepsim --limit NAME=N`
+  const char* what;       ///< "GPUs in a cluster"
+  std::int64_t max;       ///< largest accepted value by default
+  std::int64_t ceiling;   ///< the most --limit may raise it to
+  const char* why;        ///< what the limit protects, for the message
 };
 
-/// 4x the largest clusters planned for (16,384 GPUs); routes and ranks grow with it.
-inline constexpr Limit kMaxGpus{"GPUs in a cluster", 65'536, "the cluster's graph and routes grow with it"};
+/// 4x the largest clusters planned for (16,384 GPUs); routes and ranks grow with it. Ceiling:
+/// GPU ids and nodes × GPUs per server are ints.
+inline constexpr Limit kMaxGpus{0, "gpus", "GPUs in a cluster", 65'536, std::int64_t{1} << 30,
+                                "the cluster's graph and routes grow with it"};
 /// 2^22 tokens: 4x the longest context trained at scale; attention FLOPs grow with its square.
-inline constexpr Limit kMaxSeqLen{"tokens per sequence", 4'194'304, "attention work and step time grow with its square"};
+/// Ceiling: s² stays inside int64 with room for the batch and heads.
+inline constexpr Limit kMaxSeqLen{1, "seq_len", "tokens per sequence", 4'194'304, std::int64_t{1} << 26,
+                                  "attention work and step time grow with its square"};
 /// Every microbatch is simulated pass by pass, so time and memory grow with the count (and a
 /// little faster: more passes in flight); 4,096 covers a global batch of 4,096 sequences at
 /// micro-batch 1 on one replica. What it costs at the limit is measured in the issue notes.
-inline constexpr Limit kMaxMicrobatches{"microbatches per step", 4'096, "each one is simulated pass by pass"};
+/// Ceiling: pass indices are ints.
+inline constexpr Limit kMaxMicrobatches{2, "microbatches", "microbatches per step", 4'096, std::int64_t{1} << 24,
+                                        "each one is simulated pass by pass"};
 
-/// "expected at most 65,536 GPUs in a cluster (the cluster's graph ...), found 1,000,000".
-std::string over_limit(const Limit& limit, std::int64_t found);
+/// The largest value accepted in this run: limit.max unless set_limit() moved it.
+std::int64_t limit_value(const Limit& limit);
+/// Moves the limit named `name` for the rest of the process (the command line does, before any
+/// file is read). Returns what is wrong ("unknown limit ...", "above the ceiling ..."), or nothing.
+std::optional<std::string> set_limit(std::string_view name, std::int64_t value);
+/// Back to the defaults (tests).
+void reset_limits();
+/// gpus, seq_len, microbatches.
+std::vector<std::string> limit_names();
+
+/// "expected at most 65,536 GPUs in a cluster (...), found 1,000,000<found_detail>; `stepsim
+/// --limit gpus=N` raises the limit" (found_detail: " servers", " = global_batch / ...").
+std::string over_limit(const Limit& limit, std::int64_t found, std::string_view found_detail = {});
 
 }  // namespace stepsim::config

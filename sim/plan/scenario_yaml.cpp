@@ -20,7 +20,7 @@ Training read_training(const Field& f) {
   Training t;
   const Field seq = f.required("seq_len");
   t.seq_len = seq.as_positive_int();
-  if (t.seq_len > config::kMaxSeqLen.max) seq.fail(config::over_limit(config::kMaxSeqLen, t.seq_len));
+  if (t.seq_len > config::limit_value(config::kMaxSeqLen)) seq.fail(config::over_limit(config::kMaxSeqLen, t.seq_len));
   Field batch = f.required("global_batch");
   t.global_batch = batch.as_positive_int();
   t.global_batch_pos = batch.pos();

@@ -50,11 +50,12 @@ void check_pipeline(const Scenario& sc, Strategy& s) {
          "expected micro_batch·dp = " + std::to_string(per_step) + " to divide training.global_batch = " +
              std::to_string(sc.training.global_batch) + " (at " + config::to_string(sc.training.global_batch_pos) + ")");
   const std::int64_t m = sc.training.global_batch / per_step;
-  if (m > config::kMaxMicrobatches.max)
+  if (m > config::limit_value(config::kMaxMicrobatches))
     fail(s.where.micro_batch, s, "micro_batch",
-         config::over_limit(config::kMaxMicrobatches, m) + " = training.global_batch / (micro_batch·dp) = " +
-             std::to_string(sc.training.global_batch) + " / " + std::to_string(per_step) +
-             "; raise micro_batch or dp, or lower the global batch");
+         config::over_limit(config::kMaxMicrobatches, m,
+                            " = training.global_batch / (micro_batch·dp) = " + std::to_string(sc.training.global_batch) +
+                                " / " + std::to_string(per_step) + "; raise micro_batch or dp, or lower the global batch") +
+             ", at a cost in time and memory");
   if (s.schedule == ScheduleKind::interleaved && m % s.pp != 0)
     fail(s.where.schedule, s, "schedule", "interleaved needs the microbatches per step (" + std::to_string(m) +
                                               ") to be a multiple of pp = " + std::to_string(s.pp) +

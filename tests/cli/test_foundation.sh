@@ -4,7 +4,7 @@
 
 run_stepsim --help
 expect_status 0 "--help"
-expect_stdout_contains "usage: stepsim [-v|-q] <command> [options]" "--help shows usage"
+expect_stdout_contains "usage: stepsim [-v|-q] [--limit NAME=N] <command> [options]" "--help shows usage"
 
 run_stepsim --version
 expect_status 0 "--version"
@@ -35,5 +35,19 @@ expect_stderr_contains "stepsim: debug: simulated pp4: 4 GPUs, full fidelity, pe
 run_stepsim version --help
 expect_status 0 "command --help"
 expect_stdout_contains "usage: stepsim version" "command --help shows usage"
+
+# --limit moves one input limit for the run (sim/config/limits.hpp); a bad one is bad input.
+run_stepsim --limit microbatches=16384 version
+expect_status 0 "--limit before a command"
+run_stepsim version --limit=gpus=131072
+expect_status 0 "--limit=NAME=N after a command"
+run_stepsim --limit gpus=lots version
+expect_status 2 "--limit with a bad count"
+expect_stderr "--limit gpus: expected a whole number, found 'lots'" "bad count message"
+run_stepsim --limit tokens=5 version
+expect_status 2 "--limit with an unknown name"
+expect_stderr "--limit: unknown limit 'tokens'; expected one of gpus, seq_len, microbatches" "unknown limit message"
+run_stepsim --limit
+expect_status 2 "--limit without a value"
 
 finish

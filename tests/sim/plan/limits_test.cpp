@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "hardware/hardware_yaml.hpp"
+#include "sim/config/limits.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
 
 using namespace stepsim::plan;
@@ -22,7 +23,8 @@ const char* kOneBatch = "{seq_len: 4096, global_batch: 4}";
 TEST_CASE("a sequence longer than 2^22 tokens is refused at training.seq_len") {
   CHECK_THROWS_WITH(plan_test::scenario(with(kFourGpus, "{seq_len: 1000000000, global_batch: 4}", "{name: a, dp: 4}")),
                     "test.yaml:4:21: training.seq_len: expected at most 4,194,304 tokens per sequence (a limit of "
-                    "stepsim: attention work and step time grow with its square), found 1,000,000,000");
+                    "stepsim: attention work and step time grow with its square), found 1,000,000,000; `stepsim --limit "
+                    "seq_len=N` raises the limit");
   CHECK(plan_test::scenario(with(kFourGpus, "{seq_len: 4194304, global_batch: 4}", "{name: a, dp: 4}")).training.seq_len ==
         4194304);
 }
@@ -33,17 +35,18 @@ TEST_CASE("more than 65,536 GPUs are refused at nodes or gpus, before anything i
   // nodes × GPUs per node is checked (10,000 × 8 = 80,000).
   const std::string message = ": expected at most 65,536 GPUs in a cluster (a limit of stepsim: the cluster's graph "
                               "and routes grow with it), found ";
+  const std::string raise = "; `stepsim --limit gpus=N` raises the limit";
   CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, nodes: 2147483648}", kOneBatch, "{name: a, dp: 1}")),
-                    ("test.yaml:2:37: hardware.nodes" + message + "2,147,483,648 servers").c_str());
+                    ("test.yaml:2:37: hardware.nodes" + message + "2,147,483,648 servers" + raise).c_str());
   CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, nodes: 125000}", kOneBatch, "{name: a, dp: 1}")),
-                    ("test.yaml:2:37: hardware.nodes" + message + "125,000 servers").c_str());
+                    ("test.yaml:2:37: hardware.nodes" + message + "125,000 servers" + raise).c_str());
   CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, gpus: 1000000000}", kOneBatch, "{name: a, dp: 1}")),
-                    ("test.yaml:2:36: hardware.gpus" + message + "1,000,000,000 GPUs per server").c_str());
+                    ("test.yaml:2:36: hardware.gpus" + message + "1,000,000,000 GPUs per server" + raise).c_str());
   CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, nodes: 10000}", kOneBatch, "{name: a, dp: 1}")),
-                    ("test.yaml:2:37: hardware.nodes" + message + "80,000").c_str());
+                    ("test.yaml:2:37: hardware.nodes" + message + "80,000" + raise).c_str());
   // The command-line shape goes through the same check (stepsim collective --nodes).
   CHECK_THROWS_WITH(stepsim::hw::load_cluster("dgx-a100", stepsim::hw::ClusterShape{.nodes = 10000, .gpus_per_node = std::nullopt}),
-                    ("dgx-a100" + message + "80,000").c_str());
+                    ("dgx-a100" + message + "80,000" + raise).c_str());
   // 8,192 servers of 8 = 65,536 GPUs is the largest accepted cluster (only read here, not simulated).
   CHECK(plan_test::scenario(with("{preset: dgx-a100, nodes: 8192}", kOneBatch, "{name: a, dp: 1}")).cluster.gpu_count() ==
         65536);
@@ -56,5 +59,27 @@ TEST_CASE("more than 4,096 microbatches per step are refused at the strategy's m
   CHECK_THROWS_WITH(check_strategy(sc, sc.strategies.front()),
                     "test.yaml:6:42: strategies[0].micro_batch: expected at most 4,096 microbatches per step (a limit "
                     "of stepsim: each one is simulated pass by pass), found 100,000 = training.global_batch / "
-                    "(micro_batch·dp) = 100000 / 1; raise micro_batch or dp, or lower the global batch");
+                    "(micro_batch·dp) = 100000 / 1; raise micro_batch or dp, or lower the global batch; `stepsim "
+                    "--limit microbatches=N` raises the limit, at a cost in time and memory");
+}
+
+TEST_CASE("stepsim --limit moves a limit for the run, up to a ceiling that keeps integers in range") {
+  using stepsim::config::kMaxGpus;
+  using stepsim::config::limit_value;
+  using stepsim::config::set_limit;
+  CHECK_FALSE(set_limit("gpus", 131072).has_value());
+  CHECK(limit_value(kMaxGpus) == 131072);
+  CHECK(plan_test::scenario(with("{preset: dgx-a100, nodes: 10000}", kOneBatch, "{name: a, dp: 1}")).cluster.gpu_count() ==
+        80000);
+  CHECK_THROWS_WITH(plan_test::scenario(with("{preset: dgx-a100, nodes: 20000}", kOneBatch, "{name: a, dp: 1}")),
+                    "test.yaml:2:37: hardware.nodes: expected at most 131,072 GPUs in a cluster (a limit of stepsim: the "
+                    "cluster's graph and routes grow with it), found 160,000; `stepsim --limit gpus=N` raises the limit");
+  stepsim::config::reset_limits();
+  CHECK(limit_value(kMaxGpus) == 65536);
+  CHECK(set_limit("gpus", std::int64_t{1} << 31) ==
+        std::optional<std::string>("--limit gpus: at most 1,073,741,824 GPUs in a cluster can be simulated at all, found 2,147,483,648"));
+  CHECK(set_limit("gpus", 0) == std::optional<std::string>("--limit gpus: expected a positive count, found 0"));
+  CHECK(set_limit("nodes", 4) ==
+        std::optional<std::string>("--limit: unknown limit 'nodes'; expected one of gpus, seq_len, microbatches"));
+  CHECK(limit_value(kMaxGpus) == 65536);
 }
