@@ -125,13 +125,10 @@ std::vector<hw::Protocol> candidate_protocols(const hw::Router& router, const Co
 // protocol whose floor is already slower than its best so far: LL at large sizes.
 double bandwidth_floor_s(const hw::Cluster& cluster, const CollectiveRequest& req, const hw::ProtocolCost& cost) {
   if (req.gpus.size() < 2 || req.bytes <= 0) return 0;
+  std::vector<double> out(cluster.nodes.size(), 0.0);  // one pass over the links, not one per GPU
+  for (const auto& l : cluster.links) out[static_cast<std::size_t>(l.from)] += effective_bytes_per_s(l, cluster.comm);
   double fastest = 0;
-  for (int g : req.gpus) {
-    double out = 0;
-    for (const auto& l : cluster.links)
-      if (l.from == cluster.gpu_nodes[static_cast<std::size_t>(g)]) out += effective_bytes_per_s(l, cluster.comm);
-    fastest = std::max(fastest, out);
-  }
+  for (int g : req.gpus) fastest = std::max(fastest, out[static_cast<std::size_t>(cluster.gpu_nodes[static_cast<std::size_t>(g)])]);
   if (fastest <= 0) return 0;
   const double wire = bus_factor(req.op, static_cast<int>(req.gpus.size())) * static_cast<double>(req.bytes) / cost.bandwidth_share;
   return static_cast<double>(cost.launch_latency_ps) * 1e-12 + wire / fastest;
