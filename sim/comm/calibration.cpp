@@ -42,10 +42,27 @@ struct Bench {
 // (gradient buckets, ZeRO shards) is large.
 constexpr std::int64_t kLargeRow = 64LL << 20;
 
-std::vector<Algorithm> tuner_choices(const Bench& bench, const NcclLog& log) {
-  std::vector<Algorithm> out;
-  for (const auto& row : log.rows)
-    out.push_back(choose_algorithm(bench.router, {.op = log.op, .gpus = bench.gpus, .bytes = row.size_bytes}));
+// The algorithm and protocol a row is timed with throughout the fit, as the algorithm alone was:
+// re-running the tuner at every step of the search would triple its cost and let the choice jump.
+struct RowChoice {
+  Algorithm algorithm = Algorithm::ring;
+  hw::Protocol protocol = hw::Protocol::simple;
+};
+
+// The request of a row as the fit times it: large rows under Simple (above), others left to the
+// tuner.
+CollectiveRequest row_request(const Bench& bench, const NcclLog& log, std::int64_t bytes, Algorithm algorithm) {
+  CollectiveRequest req{.op = log.op, .gpus = bench.gpus, .bytes = bytes, .algorithm = algorithm};
+  if (bytes >= kLargeRow) req.protocol = hw::Protocol::simple;
+  return req;
+}
+
+std::vector<RowChoice> tuner_choices(const Bench& bench, const NcclLog& log) {
+  std::vector<RowChoice> out;
+  for (const auto& row : log.rows) {
+    const auto choice = choose_with_estimate(bench.router, row_request(bench, log, row.size_bytes, Algorithm::automatic));
+    out.push_back({choice.algorithm, choice.protocol});
+  }
   return out;
 }
 
@@ -55,24 +72,22 @@ std::vector<Algorithm> tuner_choices(const Bench& bench, const NcclLog& log) {
 // estimate() would already take the tree; the OCI OKE log's jump from 156 to 219 GB/s busbw
 // between 512 MiB and 1 GiB is that switch. The row itself says it better: per row, the supported
 // algorithm whose time with the machine's stock parameters is closest (in log time) to the logged
-// one. Only across servers: inside one server our tuner and NCCL's agree (ring, or NVLS), and a
-// chain-shaped tree is never the best match for a log written by a ring. Candidates are the
-// algorithms NCCL has (ring, tree, NVLS); hierarchical and direct are this simulator's own
-// compositions, which a log of NCCL never ran.
-std::vector<Algorithm> closest_algorithms(const Bench& bench, const NcclLog& log) {
+// one, under the protocol our tuner gives it. Only across servers: inside one server our tuner and
+// NCCL's agree (ring, or NVLS), and a chain-shaped tree is never the best match for a log written
+// by a ring. Candidates are the algorithms NCCL has (ring, tree, NVLS); hierarchical and direct
+// are this simulator's own compositions, which a log of NCCL never ran.
+std::vector<RowChoice> closest_algorithms(const Bench& bench, const NcclLog& log) {
   if (bench.cluster.servers <= 1) return tuner_choices(bench, log);
-  std::vector<Algorithm> out;
+  std::vector<RowChoice> out;
   for (const auto& row : log.rows) {
     const CollectiveRequest base{.op = log.op, .gpus = bench.gpus, .bytes = row.size_bytes};
-    Algorithm best = Algorithm::ring;
+    RowChoice best;
     double best_gap = std::numeric_limits<double>::max();
     for (Algorithm a : supported_algorithms(bench.cluster, base)) {
       if (a != Algorithm::ring && a != Algorithm::tree && a != Algorithm::nvls) continue;
-      CollectiveRequest req = base;
-      req.algorithm = a;
-      if (req.bytes >= kLargeRow) req.protocol = hw::Protocol::simple;  // as simulate() times it
-      const double gap = std::abs(std::log(row.time_us / (static_cast<double>(estimate(bench.router, req).ps) * 1e-6)));
-      if (gap < best_gap) best = a, best_gap = gap;
+      const auto choice = choose_with_estimate(bench.router, row_request(bench, log, row.size_bytes, a));
+      const double gap = std::abs(std::log(row.time_us / (static_cast<double>(choice.time.ps) * 1e-6)));
+      if (gap < best_gap) best = {a, choice.protocol}, best_gap = gap;
     }
     out.push_back(best);
   }
@@ -87,14 +102,14 @@ struct Knob {
 
 
 // Per row, on paper (estimate, which tracks the engine on idle machines) and with the algorithm
-// the tuner picks for the uncalibrated machine, so that hundreds of evaluations stay cheap.
+// and protocol picked for the uncalibrated machine, so that hundreds of evaluations stay cheap.
 std::vector<double> simulate(Bench& bench, const hw::CommParams& params, const NcclLog& log,
-                             const std::vector<Algorithm>& algorithms) {
+                             const std::vector<RowChoice>& choices) {
   bench.cluster.comm = params;
   std::vector<double> us;
   for (std::size_t i = 0; i < log.rows.size(); ++i) {
-    CollectiveRequest req{.op = log.op, .gpus = bench.gpus, .bytes = log.rows[i].size_bytes, .algorithm = algorithms[i]};
-    if (req.bytes >= kLargeRow) req.protocol = hw::Protocol::simple;
+    const CollectiveRequest req{.op = log.op, .gpus = bench.gpus, .bytes = log.rows[i].size_bytes,
+                                .algorithm = choices[i].algorithm, .protocol = choices[i].protocol};
     us.push_back(static_cast<double>(estimate(bench.router, req).ps) * 1e-6);
   }
   return us;
@@ -127,11 +142,11 @@ std::vector<Knob> efficiency_knobs() {
 
 // The efficiency that matters for the largest size: the one whose 10 % change moves it most.
 Knob bandwidth_knob(Bench& bench, const hw::CommParams& stock, const NcclLog& log,
-                    const std::vector<Algorithm>& algorithms) {
+                    const std::vector<RowChoice>& algorithms) {
   const auto knobs = efficiency_knobs();
   NcclLog largest = log;
   largest.rows = {log.rows.back()};
-  const std::vector<Algorithm> last{algorithms.back()};
+  const std::vector<RowChoice> last{algorithms.back()};
   const double base = simulate(bench, stock, largest, last).front();
   std::size_t best = 0;
   double best_change = -1;
@@ -148,7 +163,7 @@ Knob bandwidth_knob(Bench& bench, const hw::CommParams& stock, const NcclLog& lo
 // NICs up to 512 MiB, trees bound by NVLink above), so there the fit also frees the other of the
 // two: NVLink if the largest row is network-bound, the network if it is NVLink-bound.
 std::vector<Knob> fitted_knobs(Bench& bench, const hw::CommParams& stock, const NcclLog& log,
-                               const std::vector<Algorithm>& algorithms) {
+                               const std::vector<RowChoice>& algorithms) {
   std::vector<Knob> out{bandwidth_knob(bench, stock, log, algorithms)};
   if (bench.cluster.servers <= 1) return out;
   const std::string& first = out.front().name;
@@ -196,7 +211,7 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
   auto search = [&](const std::vector<std::size_t>& rows, std::size_t first_free, std::size_t end_free) {
     NcclLog fit = log;
     fit.rows.clear();
-    std::vector<Algorithm> fit_algorithms;
+    std::vector<RowChoice> fit_algorithms;
     for (std::size_t i : rows) {
       fit.rows.push_back(log.rows[i]);
       fit_algorithms.push_back(algorithms[i]);
