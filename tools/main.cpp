@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include "sim/config/config_error.hpp"
 #include "sim/config/limits.hpp"

@@ -100,7 +100,6 @@ struct Knob {
   std::function<double&(hw::CommParams&)> ref;
 };
 
-
 // Per row, on paper (estimate, which tracks the engine on idle machines) and with the algorithm
 // and protocol picked for the uncalibrated machine, so that hundreds of evaluations stay cheap.
 std::vector<double> simulate(Bench& bench, const hw::CommParams& params, const NcclLog& log,
@@ -142,11 +141,11 @@ std::vector<Knob> efficiency_knobs() {
 
 // The efficiency that matters for the largest size: the one whose 10 % change moves it most.
 Knob bandwidth_knob(Bench& bench, const hw::CommParams& stock, const NcclLog& log,
-                    const std::vector<RowChoice>& algorithms) {
+                    const std::vector<RowChoice>& choices) {
   const auto knobs = efficiency_knobs();
   NcclLog largest = log;
   largest.rows = {log.rows.back()};
-  const std::vector<RowChoice> last{algorithms.back()};
+  const std::vector<RowChoice> last{choices.back()};
   const double base = simulate(bench, stock, largest, last).front();
   std::size_t best = 0;
   double best_change = -1;
@@ -163,8 +162,8 @@ Knob bandwidth_knob(Bench& bench, const hw::CommParams& stock, const NcclLog& lo
 // NICs up to 512 MiB, trees bound by NVLink above), so there the fit also frees the other of the
 // two: NVLink if the largest row is network-bound, the network if it is NVLink-bound.
 std::vector<Knob> fitted_knobs(Bench& bench, const hw::CommParams& stock, const NcclLog& log,
-                               const std::vector<RowChoice>& algorithms) {
-  std::vector<Knob> out{bandwidth_knob(bench, stock, log, algorithms)};
+                               const std::vector<RowChoice>& choices) {
+  std::vector<Knob> out{bandwidth_knob(bench, stock, log, choices)};
   if (bench.cluster.servers <= 1) return out;
   const std::string& first = out.front().name;
   const std::string other = first == "nvlink_efficiency"    ? "network_efficiency"
@@ -181,9 +180,9 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
   CalibrationResult result{.before = cluster.comm, .after = cluster.comm};
   Bench bench(cluster);
   result.before_us = simulate(bench, cluster.comm, log, tuner_choices(bench, log));
-  const auto algorithms = closest_algorithms(bench, log);
+  const auto choices = closest_algorithms(bench, log);
   const bool multi = cluster.servers > 1;
-  const auto knobs = fitted_knobs(bench, cluster.comm, log, algorithms);
+  const auto knobs = fitted_knobs(bench, cluster.comm, log, choices);
   // x = {efficiencies..., launch latency (us), step latency (us)}: doubles for the search, written
   // back to CommParams (latencies in integer ps) by apply().
   const std::size_t n_eff = knobs.size();
@@ -206,17 +205,17 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
   x.push_back(static_cast<double>(cluster.comm.launch_latency_ps) * 1e-6);
   x.push_back(static_cast<double>(multi ? cluster.comm.network_step_latency_ps : cluster.comm.ring_step_latency_ps) * 1e-6);
   x.insert(x.end(), {1.0, 1.0});  // the low-latency protocols' latency factors
-  // Pattern search in log space: try ×/÷ e^step on the parameters `free`, keep improvements,
-  // halve, on the rows `rows`.
+  // Pattern search in log space on the rows `rows`: try ×/÷ e^step on x[first_free, end_free),
+  // keep improvements, halve.
   auto search = [&](const std::vector<std::size_t>& rows, std::size_t first_free, std::size_t end_free) {
     NcclLog fit = log;
     fit.rows.clear();
-    std::vector<RowChoice> fit_algorithms;
+    std::vector<RowChoice> fit_choices;
     for (std::size_t i : rows) {
       fit.rows.push_back(log.rows[i]);
-      fit_algorithms.push_back(algorithms[i]);
+      fit_choices.push_back(choices[i]);
     }
-    auto cost = [&](const std::vector<double>& v) { return squared_error(fit, simulate(bench, apply(v), fit, fit_algorithms)); };
+    auto cost = [&](const std::vector<double>& v) { return squared_error(fit, simulate(bench, apply(v), fit, fit_choices)); };
     double best = cost(x);
     for (double step = std::log(4.0); step > 0.004; step /= 2) {
       for (bool improved = true; improved;) {
@@ -232,18 +231,18 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
     }
   };
   // Simple's bandwidth and latency on the large rows (rows_to_fit, timed under Simple), then the
-  // low-latency protocols' latency factors on every row: they move only the rows the tuner gives
-  // LL or LL128, the small ones, which see the latencies that the large ones barely can.
-  const auto large = rows_to_fit(log);
-  search(large, 0, n_eff + 2);
-  std::vector<std::size_t> every(log.rows.size());
-  for (std::size_t i = 0; i < every.size(); ++i) every[i] = i;
-  search(every, n_eff + 2, x.size());
+  // low-latency protocols' latency factors on the rows timed under LL or LL128 (the only ones
+  // they move), the small ones, which see the latencies that the large ones barely can.
+  search(rows_to_fit(log), 0, n_eff + 2);
+  std::vector<std::size_t> low_latency;
+  for (std::size_t i = 0; i < log.rows.size(); ++i)
+    if (choices[i].protocol != hw::Protocol::simple) low_latency.push_back(i);
+  if (!low_latency.empty()) search(low_latency, n_eff + 2, x.size());
   result.after = apply(x);
   for (const auto& k : knobs) result.fitted.push_back(k.name);
   result.fitted.insert(result.fitted.end(), {"launch_latency", multi ? "network_step_latency" : "ring_step_latency",
                                              multi ? "ll/ll128 launch and network step latencies" : "ll/ll128 launch and ring step latencies"});
-  result.after_us = simulate(bench, result.after, log, algorithms);
+  result.after_us = simulate(bench, result.after, log, choices);
   return result;
 }
 

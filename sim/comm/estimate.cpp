@@ -118,18 +118,23 @@ std::vector<hw::Protocol> candidate_protocols(const hw::Router& router, const Co
   return out;
 }
 
+// The most a GPU of the group can send at once: the sum of its outgoing links' rates, for the
+// fastest GPU (one pass over the links).
+double fastest_sender_bytes_per_s(const hw::Cluster& cluster, const std::vector<int>& gpus) {
+  std::vector<double> out(cluster.nodes.size(), 0.0);
+  for (const auto& l : cluster.links) out[static_cast<std::size_t>(l.from)] += effective_bytes_per_s(l, cluster.comm);
+  double fastest = 0;
+  for (int g : gpus) fastest = std::max(fastest, out[static_cast<std::size_t>(cluster.gpu_nodes[static_cast<std::size_t>(g)])]);
+  return fastest;
+}
+
 // A floor under estimate() of `req` under a protocol of `cost`, from bandwidth alone: some rank
 // must send at least the bus factor times S (the average over ranks: an all-reduce moves
 // 2(n−1)·S, an all-gather or reduce-scatter (n−1)·S in all; a broadcast's root sends S), as
-// 1/share wire bytes, through at most the fastest GPU's outgoing links. The tuner skips a
+// 1/share wire bytes, at most at `fastest` (fastest_sender_bytes_per_s). The tuner skips a
 // protocol whose floor is already slower than its best so far: LL at large sizes.
-double bandwidth_floor_s(const hw::Cluster& cluster, const CollectiveRequest& req, const hw::ProtocolCost& cost) {
-  if (req.gpus.size() < 2 || req.bytes <= 0) return 0;
-  std::vector<double> out(cluster.nodes.size(), 0.0);  // one pass over the links, not one per GPU
-  for (const auto& l : cluster.links) out[static_cast<std::size_t>(l.from)] += effective_bytes_per_s(l, cluster.comm);
-  double fastest = 0;
-  for (int g : req.gpus) fastest = std::max(fastest, out[static_cast<std::size_t>(cluster.gpu_nodes[static_cast<std::size_t>(g)])]);
-  if (fastest <= 0) return 0;
+double bandwidth_floor_s(const CollectiveRequest& req, const hw::ProtocolCost& cost, double fastest) {
+  if (req.gpus.size() < 2 || req.bytes <= 0 || fastest <= 0) return 0;
   const double wire = bus_factor(req.op, static_cast<int>(req.gpus.size())) * static_cast<double>(req.bytes) / cost.bandwidth_share;
   return static_cast<double>(cost.launch_latency_ps) * 1e-12 + wire / fastest;
 }
@@ -165,9 +170,13 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
   const PlanInput in = plan_input(router.cluster(), req);
   if (req.algorithm != Algorithm::automatic) make_algorithm(req.algorithm)->require(in, req.protocol);
   std::optional<AlgorithmChoice> best;
+  std::optional<double> fastest;
   // Protocol by protocol (Simple first), so that the floor of the slower ones meets a best time.
   for (hw::Protocol p : protocols) {
-    if (best && bandwidth_floor_s(router.cluster(), req, router.cluster().comm.cost(p)) > best->time.seconds()) continue;
+    if (best) {
+      if (!fastest) fastest = fastest_sender_bytes_per_s(router.cluster(), req.gpus);
+      if (bandwidth_floor_s(req, router.cluster().comm.cost(p), *fastest) > best->time.seconds()) continue;
+    }
     for (Algorithm a : algorithms) {
       if (!make_algorithm(a)->supports(in, p)) continue;
       CollectiveRequest r = req;

@@ -7,6 +7,7 @@ namespace stepsim::config {
 namespace {
 
 constexpr std::array<const Limit*, 3> kLimits{&kMaxGpus, &kMaxSeqLen, &kMaxMicrobatches};
+static_assert(kMaxGpus.id == 0 && kMaxSeqLen.id == 1 && kMaxMicrobatches.id == 2, "a limit's id is its place in kLimits");
 
 // Written by the command line before any work starts, read by every reader (sweeps read from
 // several threads): atomics, so that a read never races the one write.
@@ -45,12 +46,6 @@ std::optional<std::string> set_limit(std::string_view name, std::int64_t value) 
 
 void reset_limits() {
   for (const Limit* l : kLimits) current()[static_cast<std::size_t>(l->id)].store(l->max, std::memory_order_relaxed);
-}
-
-std::vector<std::string> limit_names() {
-  std::vector<std::string> out;
-  for (const Limit* l : kLimits) out.emplace_back(l->name);
-  return out;
 }
 
 std::string over_limit(const Limit& limit, std::int64_t found, std::string_view found_detail) {

@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace stepsim::config {
 
@@ -44,8 +43,6 @@ std::int64_t limit_value(const Limit& limit);
 std::optional<std::string> set_limit(std::string_view name, std::int64_t value);
 /// Back to the defaults (tests).
 void reset_limits();
-/// gpus, seq_len, microbatches.
-std::vector<std::string> limit_names();
 
 /// "expected at most 65,536 GPUs in a cluster (...), found 1,000,000<found_detail>; `stepsim
 /// --limit gpus=N` raises the limit" (found_detail: " servers", " = global_batch / ...").
