@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/config/resident_memory.hpp"
+
 namespace stepsim::hw {
 namespace {
 
@@ -142,7 +144,12 @@ const std::vector<Route>& Router::routes(int from, int to) const {
     throw std::logic_error("Router::routes(" + std::to_string(from) + ", " + std::to_string(to) +
                            "): needs two different GPUs below " + std::to_string(n));
   auto& row = cache_[from];
-  if (row.empty()) row.resize(n);
+  if (row.empty()) {
+    // A new source costs a row of the cache and a shortest-path DAG over the whole graph: on
+    // large clusters this is where memory grows (N² in all), so it is watched here.
+    config::check_memory_every(16, " while routing");
+    row.resize(n);
+  }
   if (!row[to].empty()) return row[to];
   Graph& G = *graph_;
   const Vertex source = G.out(cluster_.gpu_nodes[from], 0);

@@ -31,9 +31,10 @@ void print_help() {
                "  --version      print the version\n"
                "  -v, --verbose  log what each command decides and simulates (to stderr)\n"
                "  -q, --quiet    log only errors (to stderr; warnings are logged by default)\n"
-               "  --limit NAME=N raise (or lower) one of stepsim's input limits for this run: gpus (65,536),\n"
-               "                 seq_len (4,194,304 tokens), microbatches (4,096 per step); runs past\n"
-               "                 them take longer and more memory\n";
+               "  --limit NAME=N raise (or lower) one of stepsim's limits for this run: gpus (65,536),\n"
+               "                 seq_len (4,194,304 tokens), microbatches (4,096 per step), events\n"
+               "                 (1,000,000,000 per simulated step), memory_gib (8 GiB held while\n"
+               "                 simulating); runs past them take longer and more memory\n";
 }
 
 // "--limit NAME=N": sets the limit, or says what is wrong (exit 2).

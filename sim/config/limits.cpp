@@ -6,15 +6,20 @@
 namespace stepsim::config {
 namespace {
 
-constexpr std::array<const Limit*, 3> kLimits{&kMaxGpus, &kMaxSeqLen, &kMaxMicrobatches};
-static_assert(kMaxGpus.id == 0 && kMaxSeqLen.id == 1 && kMaxMicrobatches.id == 2, "a limit's id is its place in kLimits");
+constexpr std::array<const Limit*, 5> kLimits{&kMaxGpus, &kMaxSeqLen, &kMaxMicrobatches, &kMaxEvents, &kMaxMemoryGib};
+static_assert(kMaxGpus.id == 0 && kMaxSeqLen.id == 1 && kMaxMicrobatches.id == 2 && kMaxEvents.id == 3 &&
+                  kMaxMemoryGib.id == 4,
+              "a limit's id is its place in kLimits");
 
 // Written by the command line before any work starts, read by every reader (sweeps read from
 // several threads): atomics, so that a read never races the one write.
 std::array<std::atomic<std::int64_t>, kLimits.size()>& current() {
-  static std::array<std::atomic<std::int64_t>, kLimits.size()> values{kMaxGpus.max, kMaxSeqLen.max, kMaxMicrobatches.max};
+  static std::array<std::atomic<std::int64_t>, kLimits.size()> values{kMaxGpus.max, kMaxSeqLen.max, kMaxMicrobatches.max,
+                                                                         kMaxEvents.max, kMaxMemoryGib.max};
   return values;
 }
+
+}  // namespace
 
 std::string with_commas(std::int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v), out;
@@ -24,8 +29,6 @@ std::string with_commas(std::int64_t v) {
   }
   return (v < 0 ? "-" : "") + out;
 }
-
-}  // namespace
 
 std::int64_t limit_value(const Limit& limit) { return current()[static_cast<std::size_t>(limit.id)].load(std::memory_order_relaxed); }
 

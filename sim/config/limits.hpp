@@ -36,6 +36,20 @@ inline constexpr Limit kMaxSeqLen{1, "seq_len", "tokens per sequence", 4'194'304
 inline constexpr Limit kMaxMicrobatches{2, "microbatches", "microbatches per step", 4'096, std::int64_t{1} << 24,
                                         "each one is simulated pass by pass"};
 
+/// Engine events of one simulated step (a task's start or finish, a rate change): the engine
+/// processes them one after another, ~2-5 M per CPU second (`stepsim bench engine`), so 10^9 is a
+/// few minutes. The largest shipped validation runs need ~5 M. Ceiling: the counter is 64-bit.
+inline constexpr Limit kMaxEvents{3, "events", "engine events in one simulated step", 1'000'000'000,
+                                  std::int64_t{1} << 62, "they are processed one after another"};
+/// Memory the process holds while it builds and runs a step, in GiB (its resident set, read from
+/// the OS as it grows). Past it the run stops with this message instead of running the machine
+/// out of memory; the largest shipped validation run holds under 3 GiB. Ceiling: 1 TiB.
+inline constexpr Limit kMaxMemoryGib{4, "memory_gib", "GiB of memory held while simulating", 8, 1024,
+                                     "a plan's tasks, flows and routes live in memory until its step ends"};
+
+/// 1234567 -> "1,234,567": the counts of limit messages.
+std::string with_commas(std::int64_t value);
+
 /// The largest value accepted in this run: limit.max unless set_limit() moved it.
 std::int64_t limit_value(const Limit& limit);
 /// Moves the limit named `name` for the rest of the process (the command line does, before any

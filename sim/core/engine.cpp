@@ -66,7 +66,9 @@ std::uint32_t append_task(EngineState& s, TaskKind kind, std::optional<StreamId>
   t.kind = kind;
   t.stream = stream ? stream->value : kNone;
   s.graph.tasks.push_back(t);
-  return static_cast<std::uint32_t>(s.graph.tasks.size() - 1);
+  const std::uint64_t count = s.graph.tasks.size();
+  if (s.limits.checkpoint && count % EngineLimits::kCheckpointEvery == 0) s.limits.checkpoint(count, 0);
+  return static_cast<std::uint32_t>(count - 1);
 }
 
 void check_duration(Duration d, const char* who) {

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -49,6 +50,11 @@ class SimulationError : public std::runtime_error {
 struct EngineLimits {
   std::optional<std::uint64_t> max_events;   ///< stop with SimulationError past this many events
   std::optional<TimePoint> max_time;         ///< stop with SimulationError past this simulated time
+  /// Called after every kCheckpointEvery-th task added and event processed, with the counts so
+  /// far; it may throw to stop the build or the run (the caller's own resource limits: the engine
+  /// does not know what the process may hold). Empty = never called.
+  std::function<void(std::uint64_t tasks, std::uint64_t events)> checkpoint;
+  static constexpr std::uint64_t kCheckpointEvery = 65'536;
 };
 
 enum class StreamKind { compute, communication };

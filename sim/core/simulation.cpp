@@ -196,6 +196,8 @@ void Simulation::count_event(std::int64_t time_ps) {
     throw SimulationError("stopped at t=" + std::to_string(time_ps) + " ps, past EngineLimits::max_time=" +
                           std::to_string(limits.max_time->ps) + " ps, with " +
                           std::to_string(s_.graph.tasks.size() - stats_.tasks) + " tasks unfinished");
+  if (limits.checkpoint && stats_.events % EngineLimits::kCheckpointEvery == 0)
+    limits.checkpoint(s_.graph.tasks.size(), stats_.events);
   now_ps_ = time_ps;
 }
 

@@ -1,4 +1,5 @@
 // Build: which ranks a simulate() call simulates and their devices and streams (task_graph.hpp).
+#include "sim/plan/resource_guard.hpp"
 #include "sim/plan/task_graph.hpp"
 
 namespace stepsim::plan {
@@ -33,7 +34,7 @@ void add_ranks(Build& b) {
 }  // namespace
 
 Build::Build(const Scenario& scenario, const Strategy& strategy, const SimOptions& options)
-    : in(make_inputs(scenario, strategy, options)), rec(options.detail), router(scenario.cluster) {
+    : in(make_inputs(scenario, strategy, options)), rec(options.detail, resource_limits()), router(scenario.cluster) {
   network = std::make_unique<comm::Network>(rec.engine(), in.sc.cluster, router);
   for (const auto& fault : in.sc.faults.links)
     for (int link : fault.links) rec.engine().scale_link(network->link(link), fault.bandwidth_factor);

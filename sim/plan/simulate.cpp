@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/plan/metrics.hpp"
+#include "sim/plan/resource_guard.hpp"
 
 namespace stepsim::plan {
 namespace {
@@ -41,11 +42,18 @@ std::string describe(const Build& b, const core::RunStats& stats, double wall_ms
 StepResult simulate(const Scenario& scenario, const Strategy& strategy, const SimOptions& options) {
   const auto began = std::chrono::steady_clock::now();
   Build b(scenario, strategy, options);
-  for (int s = 0; s < b.in.grid.pp(); ++s) build_stage_passes(b, s);
-  build_pipeline_transfers(b);
-  build_embedding_sync(b);
-  for (int s = 0; s < b.in.grid.pp(); ++s) build_gradient_sync(b, s);
-  const core::RunStats stats = b.rec.engine().run();
+  core::RunStats stats;
+  try {
+    for (int s = 0; s < b.in.grid.pp(); ++s) build_stage_passes(b, s);
+    build_pipeline_transfers(b);
+    build_embedding_sync(b);
+    for (int s = 0; s < b.in.grid.pp(); ++s) build_gradient_sync(b, s);
+    stats = b.rec.engine().run();
+  } catch (const config::MemoryLimitExceeded& e) {
+    throw memory_over_limit(b.in, e);
+  } catch (const core::SimulationError&) {
+    throw events_over_limit(b.in);  // the only limit the plan sets on the engine's run
+  }
   b.engine_makespan_ps = stats.makespan.ps;
   StepResult r;
   fill_context(b, r);

@@ -62,8 +62,10 @@ struct MemEvent {
 
 class TaskRecorder {
  public:
-  /// `keep_dependencies`: log every depend() for the detailed report (SimOptions::detail).
-  explicit TaskRecorder(bool keep_dependencies) : keep_dependencies_(keep_dependencies) {}
+  /// `keep_dependencies`: log every depend() for the detailed report (SimOptions::detail); the
+  /// engine runs under `limits` (resource_guard.hpp).
+  TaskRecorder(bool keep_dependencies, core::EngineLimits limits)
+      : engine_(std::move(limits)), keep_dependencies_(keep_dependencies) {}
 
   /// A simulated rank: its GPU (with `comm_slowdown`, hw::GpuSpec) and streams, and `slowdown`
   /// of its compute (faults). Returns its local index.

@@ -46,8 +46,13 @@ expect_status 2 "--limit with a bad count"
 expect_stderr "--limit gpus: expected a whole number, found 'lots'" "bad count message"
 run_stepsim --limit tokens=5 version
 expect_status 2 "--limit with an unknown name"
-expect_stderr "--limit: unknown limit 'tokens'; expected one of gpus, seq_len, microbatches" "unknown limit message"
+expect_stderr "--limit: unknown limit 'tokens'; expected one of gpus, seq_len, microbatches, events, memory_gib" "unknown limit message"
 run_stepsim --limit
 expect_status 2 "--limit without a value"
+# What a plan may cost to simulate: past its event limit a step stops at its strategy.
+run_stepsim --limit events=1000 run "$SOURCE_DIR/scenarios/llama2_7b_4xa100_nvlink.yaml"
+expect_status 2 "a step past its event limit"
+expect_stderr_contains "llama2_7b_4xa100_nvlink.yaml:27:5: strategies[0]: plan 'tp2-pp2': expected at most 1,000 engine events in one simulated step" "event limit message"
+expect_stderr_contains "found 1,001 (the run stopped there); \`stepsim --limit events=N\` raises the limit" "event limit flag"
 
 finish

@@ -192,7 +192,7 @@ TEST_CASE("building errors are std::invalid_argument") {
 
 TEST_CASE("the event cap and the time cap stop a run") {
   // A chain of 100 markers needs 100 events; a cap of 10 stops it at the 11th.
-  Engine capped(EngineLimits{.max_events = 10, .max_time = std::nullopt});
+  Engine capped(EngineLimits{.max_events = 10, .max_time = std::nullopt, .checkpoint = {}});
   TaskId prev = capped.add_marker();
   for (int i = 1; i < 100; ++i) {
     const TaskId next = capped.add_marker();
@@ -203,11 +203,35 @@ TEST_CASE("the event cap and the time cap stop a run") {
                        "stopped after 10 events (EngineLimits::max_events) at t=0 ps with 90 tasks unfinished",
                        SimulationError);
   // A 10 us delay with max_time 5 us: its finish event at 10 us is past the cap.
-  Engine late(EngineLimits{.max_events = std::nullopt, .max_time = at(5_us)});
+  Engine late(EngineLimits{.max_events = std::nullopt, .max_time = at(5_us), .checkpoint = {}});
   late.add_delay(10_us);
   CHECK_THROWS_WITH_AS(late.run(),
                        "stopped at t=10000000 ps, past EngineLimits::max_time=5000000 ps, with 1 tasks unfinished",
                        SimulationError);
+}
+
+TEST_CASE("the checkpoint sees every 65,536th task added and event processed, and may stop either") {
+  // 2 x 65,536 independent markers: two calls while building (tasks 65,536 and 131,072, no events
+  // yet); a marker finishes as it starts, one event each, so two calls while running, each with
+  // all 131,072 tasks.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+  Engine e(EngineLimits{.max_events = std::nullopt, .max_time = std::nullopt,
+                        .checkpoint = [&](std::uint64_t tasks, std::uint64_t events) { calls.emplace_back(tasks, events); }});
+  const std::uint64_t k = EngineLimits::kCheckpointEvery;
+  for (std::uint64_t i = 0; i < 2 * k; ++i) e.add_marker();
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0] == std::pair{k, std::uint64_t{0}});
+  CHECK(calls[1] == std::pair{2 * k, std::uint64_t{0}});
+  const RunStats stats = e.run();
+  CHECK(stats.events == 2 * k);
+  REQUIRE(calls.size() == 2 + stats.events / k);
+  for (std::size_t c = 2; c < calls.size(); ++c) CHECK(calls[c] == std::pair{2 * k, (c - 1) * k});
+
+  // A checkpoint that throws stops the build where it is called.
+  Engine stopped(EngineLimits{.max_events = std::nullopt, .max_time = std::nullopt,
+                              .checkpoint = [](std::uint64_t, std::uint64_t) { throw std::runtime_error("held too much"); }});
+  for (std::uint64_t i = 1; i < k; ++i) stopped.add_marker();
+  CHECK_THROWS_WITH(stopped.add_marker(), "held too much");
 }
 
 TEST_CASE("tags are handed back") {

@@ -80,6 +80,29 @@ TEST_CASE("stepsim --limit moves a limit for the run, up to a ceiling that keeps
         std::optional<std::string>("--limit gpus: at most 1,073,741,824 GPUs in a cluster can be simulated at all, found 2,147,483,648"));
   CHECK(set_limit("gpus", 0) == std::optional<std::string>("--limit gpus: expected a positive count, found 0"));
   CHECK(set_limit("nodes", 4) ==
-        std::optional<std::string>("--limit: unknown limit 'nodes'; expected one of gpus, seq_len, microbatches"));
+        std::optional<std::string>(
+            "--limit: unknown limit 'nodes'; expected one of gpus, seq_len, microbatches, events, memory_gib"));
   CHECK(limit_value(kMaxGpus) == 65536);
+}
+
+TEST_CASE("a step that needs more engine events than its limit stops at its strategy, naming the flag") {
+  // The same plan with the limit at exactly its event count runs; one below, it stops at the last
+  // event allowed, with the strategy's position, and (full fidelity, 8 DP replicas) the fidelity
+  // that simulates fewer ranks.
+  using stepsim::config::set_limit;
+  using stepsim::config::with_commas;
+  const Scenario sc = plan_test::scenario(plan_test::small_gpt("{name: a, dp: 8}"));
+  const std::int64_t events = static_cast<std::int64_t>(simulate(sc, sc.strategies[0], SimOptions{}).events);
+  REQUIRE(events > 1000);
+  CHECK_FALSE(set_limit("events", events).has_value());
+  CHECK(static_cast<std::int64_t>(simulate(sc, sc.strategies[0], SimOptions{}).events) == events);
+  CHECK_FALSE(set_limit("events", events - 1).has_value());
+  CHECK_THROWS_WITH_AS(simulate(sc, sc.strategies[0], SimOptions{}),
+                       ("test.yaml:6:5: strategies[0]: plan 'a': expected at most " + with_commas(events - 1) +
+                        " engine events in one simulated step (a limit of stepsim: they are processed one after "
+                        "another), found " + with_commas(events) + " (the run stopped there); `stepsim --limit "
+                        "events=N` raises the limit; this plan runs in full fidelity, and `--fidelity symmetric` "
+                        "simulates one data-parallel replica").c_str(),
+                       stepsim::config::ConfigError);
+  stepsim::config::reset_limits();
 }

@@ -1,0 +1,33 @@
+#include "sim/config/resident_memory.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "sim/config/limits.hpp"
+
+namespace stepsim::config {
+
+std::optional<std::int64_t> resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t size_pages = 0, resident_pages = 0;
+  if (!(statm >> size_pages >> resident_pages)) return std::nullopt;
+  const long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) return std::nullopt;
+  return resident_pages * page;
+}
+
+MemoryLimitExceeded::MemoryLimitExceeded(std::int64_t held, std::string w)
+    : std::runtime_error("the process holds " + std::to_string(held) + " bytes" + w), held_bytes(held), when(std::move(w)) {}
+
+void check_memory(const std::string& when) {
+  const auto held = resident_bytes();
+  if (held && *held > limit_value(kMaxMemoryGib) * (std::int64_t{1} << 30)) throw MemoryLimitExceeded(*held, when);
+}
+
+void check_memory_every(unsigned period, const char* when) {
+  thread_local unsigned calls = 0;
+  if (++calls % period == 0) check_memory(when);
+}
+
+}  // namespace stepsim::config

@@ -1,0 +1,32 @@
+// The memory this process holds now: its resident set as the OS counts it, so that a run can stop
+// with a message before it takes the machine's memory (config::kMaxMemoryGib).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace stepsim::config {
+
+/// Resident bytes of this process (Linux: the second field of /proc/self/statm, in pages, proc(5));
+/// nothing where the OS does not say.
+std::optional<std::int64_t> resident_bytes();
+
+/// The process holds more than config::kMaxMemoryGib. Not a ConfigError: where it is thrown (a
+/// router, an engine) nobody knows the input's position; sim/plan turns it into one at the
+/// strategy being simulated.
+class MemoryLimitExceeded : public std::runtime_error {
+ public:
+  MemoryLimitExceeded(std::int64_t held_bytes, std::string when);
+  std::int64_t held_bytes;
+  std::string when;  ///< " after building 65,536 tasks"
+};
+
+/// Throws MemoryLimitExceeded when the resident set is past the limit; `when` goes in the error.
+void check_memory(const std::string& when);
+/// For code that grows memory with no task or event to count (route caches): check_memory() on
+/// every `period`-th call on this thread, so that reading the OS's figure costs little.
+void check_memory_every(unsigned period, const char* when);
+
+}  // namespace stepsim::config
