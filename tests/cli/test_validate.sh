@@ -20,7 +20,8 @@ expect_stdout_contains '"summary":{"median_abs_error":' "JSON summary"
 expect_stdout_contains '"source":"Narayanan et al. SC'"'"'21 Table 1"' "SC'21 rows present"
 expect_stdout_contains '"source":"MosaicML llm-foundry benchmarks (A100 80GB)"' "MosaicML rows present"
 expect_stdout_contains '"source":"vTrain single-node sweep (MICRO 2024)"' "vTrain rows present"
-expect_stdout_contains '"rankings":[{"source":"vTrain single-node sweep (MICRO 2024)","groups":36,' "vTrain plan ranking"
+expect_stdout_contains '{"source":"vTrain single-node sweep (MICRO 2024)","groups":36,' "vTrain plan ranking"
+expect_stdout_contains '{"source":"Narayanan et al. SC'"'"'21 Table 2","groups":6,' "SC'21 Table 2 plan ranking"
 expect_stdout_contains '"group":"GPT h1024 L16 gb 16 on 8 GPUs"' "rows carry their group"
 
 rows=$(printf '%s' "$out" | grep -o '"name":' | wc -l)
@@ -28,14 +29,21 @@ files=$(ls "$SOURCE_DIR"/scenarios/validation/*.yaml | wc -l)
 checks=$((checks + 1))
 [ "$rows" -eq "$files" ] || fail "validate printed $rows rows for $files scenario files"
 
-# Per-source medians, from the "sources" array.
-medians=$(printf '%s' "$out" | sed -n 's/.*"sources":\[//p' | grep -o '"median_abs_error":[0-9.e-]*' | cut -d: -f2)
+# Per-source medians, from the "sources" array, one source per line. SC'21 Table 2 is the one
+# source known to fail: DeepSpeed ZeRO-3 as DeepSpeed issued it is not modelled (issue 24), so its
+# ZeRO-3 rows are 1.6-4.9x fast; its PTD-P rows are held to their tolerance instead.
+sources=$(printf '%s' "$out" | sed -n 's/.*"sources":\[\(.*\)\],"rankings".*/\1/p' | sed 's/},{/}\n{/g')
 checks=$((checks + 1))
-[ -n "$medians" ] || fail "no per-source medians in the JSON"
-for m in $medians; do
+[ -n "$sources" ] || fail "no per-source medians in the JSON"
+while IFS= read -r entry; do
+  case "$entry" in *'"source":"Narayanan et al. SC'"'"'21 Table 2"'*) continue ;; esac
+  m=$(printf '%s' "$entry" | grep -o '"median_abs_error":[0-9.e-]*' | cut -d: -f2)
   checks=$((checks + 1))
-  awk -v m="$m" 'BEGIN { exit !(m <= 0.12) }' || fail "a source's median |error| regressed to $m (> 0.12)"
-done
+  awk -v m="$m" 'BEGIN { exit !(m <= 0.12) }' || fail "a source's median |error| regressed to $m (> 0.12): $entry"
+done <<< "$sources"
+ptdp_within=$(printf '%s' "$out" | grep -o '{"name":"SC21 Table 2 [^}]*PTD-P[^}]*"within":true' | wc -l)
+checks=$((checks + 1))
+[ "$ptdp_within" -eq 6 ] || fail "$ptdp_within of SC'21 Table 2's 6 PTD-P rows are within their tolerance"
 
 # The table form on one vTrain group: the ranking table follows the summary.
 mkdir -p group
