@@ -12,6 +12,7 @@
 
 #include "sim/config/config_error.hpp"
 #include "sim/config/limits.hpp"
+#include "sim/config/resident_memory.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/cli_log.hpp"
 #include "tools/commands.hpp"
@@ -101,6 +102,10 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const stepsim::cli::UsageError& e) {
     std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const stepsim::config::MemoryLimitExceeded& e) {
+    // Outside a plan (stepsim collective, topo): no strategy to point at, the same limit and flag.
+    std::cerr << "stepsim: " << e.message() << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "stepsim: internal error: " << e.what() << "\n";

@@ -20,6 +20,11 @@ std::optional<std::int64_t> resident_bytes() {
 MemoryLimitExceeded::MemoryLimitExceeded(std::int64_t held, std::string w)
     : std::runtime_error("the process holds " + std::to_string(held) + " bytes" + w), held_bytes(held), when(std::move(w)) {}
 
+std::string MemoryLimitExceeded::message() const {
+  constexpr std::int64_t gib = std::int64_t{1} << 30;
+  return over_limit(kMaxMemoryGib, (held_bytes + gib - 1) / gib, " GiB" + when);
+}
+
 void check_memory(const std::string& when) {
   const auto held = resident_bytes();
   if (held && *held > limit_value(kMaxMemoryGib) * (std::int64_t{1} << 30)) throw MemoryLimitExceeded(*held, when);

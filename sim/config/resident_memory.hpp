@@ -19,6 +19,9 @@ std::optional<std::int64_t> resident_bytes();
 class MemoryLimitExceeded : public std::runtime_error {
  public:
   MemoryLimitExceeded(std::int64_t held_bytes, std::string when);
+  /// "expected at most 8 GiB of memory held while simulating (...), found 9 GiB while routing;
+  /// `stepsim --limit memory_gib=N` raises the limit" (config::over_limit).
+  std::string message() const;
   std::int64_t held_bytes;
   std::string when;  ///< " after building 65,536 tasks"
 };

@@ -8,8 +8,6 @@
 namespace stepsim::plan {
 namespace {
 
-constexpr std::int64_t kGib = std::int64_t{1} << 30;
-
 config::ConfigError at_strategy(const PlanInputs& in, const std::string& message) {
   const auto& w = in.st.where;
   const bool placed = !w.path.empty();
@@ -33,7 +31,7 @@ core::EngineLimits resource_limits() {
 }
 
 config::ConfigError memory_over_limit(const PlanInputs& in, const config::MemoryLimitExceeded& e) {
-  return at_strategy(in, config::over_limit(config::kMaxMemoryGib, (e.held_bytes + kGib - 1) / kGib, " GiB" + e.when));
+  return at_strategy(in, e.message());
 }
 
 config::ConfigError events_over_limit(const PlanInputs& in) {

@@ -4,6 +4,7 @@
 
 #include "hardware/hardware_yaml.hpp"
 #include "sim/config/limits.hpp"
+#include "sim/config/resident_memory.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
 
 using namespace stepsim::plan;
@@ -105,4 +106,13 @@ TEST_CASE("a step that needs more engine events than its limit stops at its stra
                         "simulates one data-parallel replica").c_str(),
                        stepsim::config::ConfigError);
   stepsim::config::reset_limits();
+}
+
+TEST_CASE("the memory limit's message rounds what the process holds up to whole GiB") {
+  // 8 GiB + 1 byte held is past the default 8 GiB and reads as 9 GiB.
+  const std::int64_t gib = std::int64_t{1} << 30;
+  CHECK(stepsim::config::MemoryLimitExceeded(8 * gib + 1, " while routing").message() ==
+        "expected at most 8 GiB of memory held while simulating (a limit of stepsim: a plan's tasks, flows and "
+        "routes live in memory until its step ends), found 9 GiB while routing; `stepsim --limit memory_gib=N` "
+        "raises the limit");
 }
