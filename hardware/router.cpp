@@ -55,10 +55,13 @@ struct NoNetwork {
   bool operator()(const Edge& e) const { return !(*g)[e].network; }
 };
 
+// Fills `dag` (reusing its storage: a DAG is recomputed into the slot of an older one, and
+// reallocating one list per vertex each time cost more than the search).
 template <typename G>
-Dag shortest_route_dag(const G& g, Vertex source) {
+void shortest_route_dag(const G& g, Vertex source, Dag& dag) {
   std::vector<std::int64_t> dist(boost::num_vertices(g));
-  Dag dag(dist.size());
+  dag.resize(dist.size());
+  for (auto& preds : dag) preds.clear();
   TieRecorder recorder;
   recorder.preds = &dag;
   recorder.dist = &dist;
@@ -67,7 +70,6 @@ Dag shortest_route_dag(const G& g, Vertex source) {
       boost::weight_map(boost::get(&EdgeData::weight, g))
           .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
           .visitor(recorder));
-  return dag;
 }
 
 }  // namespace
@@ -82,7 +84,45 @@ struct Router::Graph {
   BoostGraph g;
   int nodes = 0, block = 0, layers = 1;
   std::vector<int> gpu_of_node;
-  std::vector<Dag> dags, local_dags;  // per source GPU, across servers and within one; lazy
+  // The DAGs of the most recently routed sources (across servers, or within one): a DAG spans
+  // the whole graph, so keeping one per GPU of a 16,384-GPU cluster would take tens of GB. A plan
+  // asks for a source's few peers close together (a ring's neighbours, a tree's parent and
+  // children), so a short list recomputes a DAG rarely; the routes themselves stay cached.
+  struct RecentDag {
+    int source = -1;
+    bool local = false;
+    std::uint64_t used = 0;
+    Dag dag;
+  };
+  static constexpr std::size_t kRecentDags = 64;
+  std::vector<RecentDag> recent;
+  std::uint64_t clock = 0;
+
+  const Dag& dag_of(int source_gpu, bool local, Vertex source) {
+    ++clock;
+    for (RecentDag& r : recent)
+      if (r.source == source_gpu && r.local == local) {
+        r.used = clock;
+        return r.dag;
+      }
+    // A DAG is the memory routing costs: watched here (config::kMaxMemoryGib).
+    config::check_memory(" while routing");
+    RecentDag* slot = nullptr;
+    if (recent.size() < kRecentDags) {
+      slot = &recent.emplace_back();
+    } else {
+      slot = &*std::min_element(recent.begin(), recent.end(),
+                                [](const RecentDag& a, const RecentDag& b) { return a.used < b.used; });
+    }
+    slot->source = source_gpu;
+    slot->local = local;
+    slot->used = clock;
+    if (local)
+      shortest_route_dag(boost::make_filtered_graph(g, NoNetwork{&g}), source, slot->dag);
+    else
+      shortest_route_dag(g, source, slot->dag);
+    return slot->dag;
+  }
 
   Vertex in(int node, int layer) const { return static_cast<Vertex>(layer * block + node); }
   Vertex out(int node, int layer) const {
@@ -117,9 +157,6 @@ Router::Router(const Cluster& cluster) : cluster_(cluster), graph_(std::make_sha
       boost::add_edge(G.out(link.from, layer), G.in(link.to, next), EdgeData{l, weight, network}, G.g);
     }
   }
-  G.dags.resize(cluster.gpu_count());
-  G.local_dags.resize(cluster.gpu_count());
-  cache_.resize(cluster.gpu_count());
 }
 
 namespace {
@@ -143,28 +180,19 @@ const std::vector<Route>& Router::routes(int from, int to) const {
   if (from < 0 || to < 0 || from >= n || to >= n || from == to)
     throw std::logic_error("Router::routes(" + std::to_string(from) + ", " + std::to_string(to) +
                            "): needs two different GPUs below " + std::to_string(n));
-  auto& row = cache_[from];
-  if (row.empty()) {
-    // A new source costs a row of the cache and a shortest-path DAG over the whole graph: on
-    // large clusters this is where memory grows (N² in all), so it is watched here.
-    config::check_memory_every(16, " while routing");
-    row.resize(n);
-  }
-  if (!row[to].empty()) return row[to];
+  const std::uint64_t key = static_cast<std::uint64_t>(from) << 32 | static_cast<std::uint32_t>(to);
+  if (const auto hit = cache_.find(key); hit != cache_.end()) return hit->second;
   Graph& G = *graph_;
   const Vertex source = G.out(cluster_.gpu_nodes[from], 0);
   const bool local = cluster_.server_of(from) == cluster_.server_of(to);
-  Dag& dag = local ? G.local_dags[from] : G.dags[from];
-  if (dag.empty() && local)
-    dag = shortest_route_dag(boost::make_filtered_graph(G.g, NoNetwork{&G.g}), source);
-  else if (dag.empty())
-    dag = shortest_route_dag(G.g, source);
+  const Dag& dag = G.dag_of(from, local, source);
+  std::vector<Route> found;
   Route reversed;
-  collect_routes(dag, G.in(cluster_.gpu_nodes[to], G.layers - 1), source, reversed, row[to]);
-  if (row[to].empty())
+  collect_routes(dag, G.in(cluster_.gpu_nodes[to], G.layers - 1), source, reversed, found);
+  if (found.empty())
     throw std::logic_error("Router::routes: GPU " + std::to_string(to) + " cannot be reached from GPU " +
                            std::to_string(from) + " in " + cluster_.name);
-  return row[to];
+  return cache_.emplace(key, std::move(found)).first->second;
 }
 
 double Router::bottleneck_bytes_per_s(int from, int to) const {

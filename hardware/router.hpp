@@ -1,6 +1,8 @@
 // Routes between GPUs on a Cluster's graph (Boost.Graph inside): shortest paths by hop count,
 // all equal-cost ones where the topology has several (NVSwitch planes, ECMP in fat trees).
-// Computed once per source GPU on first use and cached; the Router must not outlive its Cluster.
+// Computed on first use and cached per GPU pair asked for (not per pair of the cluster); the
+// shortest-path DAGs behind them are kept for the most recent sources only, so memory grows with
+// the pairs a plan uses, not with the square of the GPUs. The Router must not outlive its Cluster.
 //
 // "Shortest" is lexicographic: fewest links that are not NVLink (a link into a CPU counting as
 // two, as NCCL ranks host-bridge paths last), then fewest links. So two GPUs on one NVSwitch talk
@@ -13,7 +15,9 @@
 // to a destination are enumerated from its predecessor DAG on first request.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "hardware/cluster.hpp"
@@ -40,7 +44,7 @@ class Router {
   struct Graph;  // the Boost.Graph and per-source predecessor DAGs (router.cpp)
   const Cluster& cluster_;
   std::shared_ptr<Graph> graph_;
-  mutable std::vector<std::vector<std::vector<Route>>> cache_;  // [from][to] -> routes
+  mutable std::unordered_map<std::uint64_t, std::vector<Route>> cache_;  // (from << 32 | to) -> routes
 };
 
 }  // namespace stepsim::hw

@@ -30,9 +30,4 @@ void check_memory(const std::string& when) {
   if (held && *held > limit_value(kMaxMemoryGib) * (std::int64_t{1} << 30)) throw MemoryLimitExceeded(*held, when);
 }
 
-void check_memory_every(unsigned period, const char* when) {
-  thread_local unsigned calls = 0;
-  if (++calls % period == 0) check_memory(when);
-}
-
 }  // namespace stepsim::config

@@ -28,8 +28,5 @@ class MemoryLimitExceeded : public std::runtime_error {
 
 /// Throws MemoryLimitExceeded when the resident set is past the limit; `when` goes in the error.
 void check_memory(const std::string& when);
-/// For code that grows memory with no task or event to count (route caches): check_memory() on
-/// every `period`-th call on this thread, so that reading the OS's figure costs little.
-void check_memory_every(unsigned period, const char* when);
 
 }  // namespace stepsim::config
