@@ -1,6 +1,8 @@
 // stepsim advise --hardware HW --model M --seq S --global-batch B: sweep every sensible plan on
 // this box and say in plain words which to run, by how much it beats plain data parallel / ZeRO
-// and the best 3D plan, why, and what would change the answer (sim/sweep/advise.hpp).
+// and the best 3D plan, why, what would change the answer, and whether tensor parallelism pays
+// (sim/sweep/advise.hpp). With --nccl-log, the box's collectives are first fitted to the user's
+// own nccl-tests log (comm::calibrate), so the TP verdict rests on the bandwidth they measured.
 #include <unistd.h>
 
 #include <iostream>
@@ -8,10 +10,12 @@
 
 #include "hardware/hardware_yaml.hpp"
 #include "models/model_yaml.hpp"
+#include "sim/comm/calibration.hpp"
 #include "sim/plan/simulate.hpp"
 #include "sim/sweep/advise.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/cli_log.hpp"
+#include "tools/cli_nccl_log.hpp"
 #include "tools/cli_sweep_progress.hpp"
 #include "tools/commands.hpp"
 
@@ -58,7 +62,8 @@ std::optional<plan::Scenario> doubled(const Box& box, const plan::Scenario& sc) 
 std::vector<sweep::WhatIf> what_ifs(const Box& box, const plan::Scenario& sc, const sweep::SweepOutcome& o,
                                     const sweep::Advice& a) {
   std::vector<sweep::WhatIf> out;
-  if (const auto more = doubled(box, sc)) {
+  if (auto more = doubled(box, sc)) {
+    more->cluster.comm = sc.cluster.comm;  // collectives fitted to a log stay fitted
     const std::string change = "With " + std::to_string(more->cluster.gpu_count()) + " GPUs (" +
                                std::to_string(more->cluster.servers) + " server" + (more->cluster.servers > 1 ? "s" : "") +
                                ", same global batch)";
@@ -69,6 +74,21 @@ std::vector<sweep::WhatIf> what_ifs(const Box& box, const plan::Scenario& sc, co
   out.push_back(sweep::simulate_what_if("At seq " + std::to_string(longer.training.seq_len) + " (same global batch)",
                                         longer, o, a, simulate_plan));
   return out;
+}
+
+// Fits the cluster's collectives to the log (the cluster has the log's GPUs) and says what the
+// fit rests on: the log's largest size, measured and simulated before and after.
+sweep::MeasuredComm fit_to_log(plan::Scenario& sc, const comm::NcclLog& log) {
+  const auto result = comm::calibrate(sc.cluster, log);
+  sc.cluster.comm = result.after;
+  std::size_t largest = 0;
+  for (std::size_t i = 1; i < log.rows.size(); ++i)
+    if (log.rows[i].size_bytes > log.rows[largest].size_bytes) largest = i;
+  const comm::NcclLogRow& row = log.rows[largest];
+  // Bus bandwidth scales as 1 / time for a fixed size (nccl-tests' busBw = size·factor / time).
+  const auto simulated = [&](double us) { return row.busbw_gbps * row.time_us / us; };
+  return {log.file, comm::to_string(log.op), log.ranks, row.size_bytes, row.busbw_gbps,
+          simulated(result.before_us[largest]), simulated(result.after_us[largest])};
 }
 
 }  // namespace
@@ -83,8 +103,10 @@ int run_advise(const Args& args) {
       "gpus", po::value<int>(), "GPUs per server (default: the preset's)")(
       "nodes", po::value<int>(), "servers (default: the preset's)")(
       "threads", po::value<int>()->default_value(cores), "worker threads (default: the CPU cores)")(
+      "nccl-log", po::value<std::string>(),
+      "this box's nccl-tests output (all_reduce_perf ...): fit its collectives first, so the TP verdict rests on it")(
       "json", "print {best, best_zero3, best_3d, tried, fits} as JSON instead of words");
-  auto vm = parse_command_line("advise", "--hardware HW --model M --seq S --global-batch B [--gpus N] [--nodes N] [--json]",
+  auto vm = parse_command_line("advise", "--hardware HW --model M --seq S --global-batch B [--gpus N] [--nodes N] [--nccl-log LOG] [--json]",
                                "Sweep every sensible parallel plan on this box and say which to run and why.", options,
                                {}, args);
   if (!vm) return 0;
@@ -97,8 +119,17 @@ int run_advise(const Args& args) {
   Box box{(*vm)["hardware"].as<std::string>(), {}};
   if (vm->count("gpus")) box.shape.gpus_per_node = (*vm)["gpus"].as<int>();
   if (vm->count("nodes")) box.shape.nodes = (*vm)["nodes"].as<int>();
-  const auto sc = make_scenario(box, models::load_model((*vm)["model"].as<std::string>()), (*vm)["seq"].as<std::int64_t>(),
+  std::optional<comm::NcclLog> log;
+  if (vm->count("nccl-log")) {
+    log = comm::read_nccl_log((*vm)["nccl-log"].as<std::string>());
+    complete_nccl_log(*vm, *log);
+    box.shape = comm::shape_for(*log);  // the box is the one the log was measured on
+  }
+  auto sc = make_scenario(box, models::load_model((*vm)["model"].as<std::string>()), (*vm)["seq"].as<std::int64_t>(),
                                 (*vm)["global-batch"].as<std::int64_t>());
+
+  std::optional<sweep::MeasuredComm> measured;
+  if (log) measured = fit_to_log(sc, *log);
 
   sweep::RunOptions run;
   run.threads = (*vm)["threads"].as<int>();
@@ -109,8 +140,10 @@ int run_advise(const Args& args) {
   const auto outcome = sweep::run_sweep(sc, sweep::enumerate_plans(sc, {}), run, simulate_plan);
   progress.finish(outcome.results.size());
   const auto advice = sweep::choose_plans(outcome);
-  if (vm->count("json")) sweep::write_advice_json(std::cout, outcome, advice);
-  else std::cout << sweep::advise_text(sc, outcome, advice, outcome.interrupted ? std::vector<sweep::WhatIf>{} : what_ifs(box, sc, outcome, advice));
+  if (vm->count("json")) sweep::write_advice_json(std::cout, outcome, advice, measured);
+  else
+    std::cout << sweep::advise_text(sc, outcome, advice,
+                                    outcome.interrupted ? std::vector<sweep::WhatIf>{} : what_ifs(box, sc, outcome, advice), measured);
   return outcome.interrupted ? 130 : 0;
 }
 

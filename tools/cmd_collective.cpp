@@ -15,6 +15,7 @@
 #include "sim/comm/perf_table.hpp"
 #include "sim/sweep/sweep_table.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/cli_nccl_log.hpp"
 #include "tools/commands.hpp"
 
 namespace stepsim::cli {
@@ -107,32 +108,10 @@ int run_sweep(const po::variables_map& vm) {
   return 0;
 }
 
-// What the command line says about a log that the log itself may not: the op (--op, over the
-// log's binary name), and for a table pasted without its rank lines the GPU count (--nodes,
-// --gpus). Options that contradict the rank lines are an error, not a silent choice.
-void complete_log(const po::variables_map& vm, comm::NcclLog& log) {
-  if (!vm["op"].defaulted()) {
-    const auto op = comm::parse_op(vm["op"].as<std::string>());
-    if (!op) throw UsageError("--op: expected one of all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv, found '" +
-                              vm["op"].as<std::string>() + "'");
-    log.op = *op;
-  }
-  if (!vm.count("nodes") && !vm.count("gpus")) return;
-  const int nodes = vm.count("nodes") ? vm["nodes"].as<int>() : std::max(1, log.hosts);
-  if (nodes < 1) throw UsageError("--nodes: expected at least 1, found " + std::to_string(nodes));
-  const int gpus = vm.count("gpus") ? vm["gpus"].as<int>() : (log.ranks > 0 ? log.ranks / nodes : 0);
-  if (gpus < 1) throw UsageError("--gpus: give the GPUs per server of this log (it has no rank lines)");
-  if (log.ranks > 0 && (nodes * gpus != log.ranks || nodes != std::max(1, log.hosts)))
-    throw UsageError("--nodes/--gpus: " + std::to_string(nodes) + " x " + std::to_string(gpus) + " GPUs, but the log's rank lines say " +
-                     std::to_string(log.ranks) + " ranks on " + std::to_string(std::max(1, log.hosts)) + " hosts");
-  log.ranks = nodes * gpus;
-  log.hosts = nodes;
-}
-
 int run_calibrate(const po::variables_map& vm) {
   if (!vm.count("output")) throw UsageError("--calibrate needs -o OUT.yaml");
   auto log = comm::read_nccl_log(vm["calibrate"].as<std::string>());
-  complete_log(vm, log);
+  complete_nccl_log(vm, log);
   const std::string hardware = vm["hardware"].as<std::string>();
   const hw::Cluster cluster = hw::load_cluster(hardware, comm::shape_for(log));
   const auto result = comm::calibrate(cluster, log);

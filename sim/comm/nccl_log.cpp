@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <cstring>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -120,6 +121,13 @@ NcclLogRow read_row(const std::vector<Token>& t, const Layout& l, const SourcePo
   r.time_us = number(t[l.time], pos, "a time in us");
   r.algbw_gbps = number(t[l.time + 1], pos, "an algbw in GB/s");
   r.busbw_gbps = number(t[l.time + 2], pos, "a busbw in GB/s");
+  // size count type redop [root] time ...: the old format has no root column.
+  if (l.time >= 4) r.type = t[2].text, r.redop = t[3].text;
+  if (l.time >= 5) {
+    const std::string& root = t[4].text;
+    const std::size_t sign = root.front() == '-' ? 1 : 0, digits = digits_at(root, sign);
+    if (digits > 0 && digits < 10 && sign + digits == root.size()) r.root = std::stoll(root);
+  }
   if (t.size() >= l.time + l.half + 3) {
     r.in_place_time_us = number(t[l.time + l.half], pos, "a time in us");
     r.in_place_busbw_gbps = number(t[l.time + l.half + 2], pos, "a busbw in GB/s");
@@ -169,8 +177,24 @@ void infer_op(const std::string& text, NcclLog& log) {
       log.op = *parse_op(op);
       return;
     }
-  // No binary name: busbw/algbw of the largest row tells all-reduce (2(n−1)/n) from the rest.
+  // No binary name. nccl-tests' own columns say most of it (src/common.cu prints redop "none"
+  // for collectives without a reduction and root -1 for those without a root; count is the
+  // elements per rank, so size / count is the element size for all_reduce and n times it for
+  // reduce_scatter). Else busbw/algbw of the largest row: 2(n−1)/n for all-reduce only.
   const auto& big = log.rows.back();
+  const std::map<std::string, double> element_bytes{{"int8", 1}, {"uint8", 1}, {"half", 2}, {"bfloat16", 2},
+                                                     {"int32", 4}, {"uint32", 4}, {"float", 4}, {"int64", 8},
+                                                     {"uint64", 8}, {"double", 8}};
+  const auto element = element_bytes.find(big.type);
+  if (!big.redop.empty() && big.redop != "none" && element != element_bytes.end() && big.count > 0) {
+    const double per_element = static_cast<double>(big.size_bytes) / static_cast<double>(big.count);
+    log.op = per_element > 1.5 * element->second ? Op::reduce_scatter : Op::all_reduce;
+    return;
+  }
+  if (big.redop == "none" && big.root && *big.root >= 0) {
+    log.op = Op::broadcast;
+    return;
+  }
   const double ratio = big.algbw_gbps > 0 ? big.busbw_gbps / big.algbw_gbps : 1.0;
   log.op = ratio > 1.2 ? Op::all_reduce : ratio > 0.99 ? Op::broadcast : Op::all_gather;
 }

@@ -25,6 +25,8 @@ struct NcclLogRow {
   double busbw_gbps = 0;
   std::optional<double> in_place_time_us{};
   std::optional<double> in_place_busbw_gbps{};
+  std::string type{}, redop{};  ///< "float", "sum" / "none": the columns after count, where present
+  std::optional<std::int64_t> root{};  ///< the root column (-1 for rootless collectives), where present
   int line = 0;               ///< 1-based, in the file
 };
 

@@ -1,6 +1,8 @@
 // choose_plans, simulate_what_if and the advice JSON (advise.hpp); the text is advise_text.cpp.
 #include "sim/sweep/advise.hpp"
 
+#include <algorithm>
+
 #include "sim/report/json_writer.hpp"
 #include "sim/report/result_json.hpp"
 #include "sim/sweep/sweep_json.hpp"
@@ -85,6 +87,12 @@ Advice choose_plans(const SweepOutcome& outcome) {
   a.best_3d = first_of(outcome, order, [](const plan::StepResult& r) { return r.tp > 1 && r.pp > 1; });
   a.best_3d_uses_both = a.best_3d.has_value();
   if (!a.best_3d) a.best_3d = first_of(outcome, order, [](const plan::StepResult& r) { return r.tp > 1 || r.pp > 1; });
+  for (std::size_t i : order) {
+    const int tp = outcome.results[i].result.tp;
+    const bool seen = std::any_of(a.best_by_tp.begin(), a.best_by_tp.end(), [tp](const auto& e) { return e.first == tp; });
+    if (!seen) a.best_by_tp.emplace_back(tp, i);
+  }
+  std::sort(a.best_by_tp.begin(), a.best_by_tp.end());
   return a;
 }
 
@@ -98,7 +106,8 @@ WhatIf simulate_what_if(const std::string& change, const plan::Scenario& changed
   return w;
 }
 
-void write_advice_json(std::ostream& out, const SweepOutcome& outcome, const Advice& advice) {
+void write_advice_json(std::ostream& out, const SweepOutcome& outcome, const Advice& advice,
+                       const std::optional<MeasuredComm>& measured) {
   report::JsonWriter w(out);
   w.begin_object();
   write_pick(w, "best", outcome, advice.best);
@@ -107,6 +116,35 @@ void write_advice_json(std::ostream& out, const SweepOutcome& outcome, const Adv
   w.line_break();
   write_pick(w, "best_3d", outcome, advice.best_3d);
   w.line_break();
+  const double no_tp = advice.best_by_tp.empty() || advice.best_by_tp.front().first != 1
+                           ? 0
+                           : outcome.results[advice.best_by_tp.front().second].result.tokens_per_s;
+  w.key("best_by_tp").begin_array();
+  for (const auto& [tp, i] : advice.best_by_tp) {
+    const plan::StepResult& r = outcome.results[i].result;
+    w.begin_object();
+    w.key("tp").value(static_cast<std::int64_t>(tp));
+    w.key("name").value(r.name);
+    w.key("tokens_per_s").value(r.tokens_per_s);
+    w.key("vs_no_tp");
+    if (no_tp > 0) w.value(r.tokens_per_s / no_tp - 1);
+    else w.null();
+    w.end_object();
+  }
+  w.end_array();
+  w.line_break();
+  if (measured) {
+    w.key("measured_comm").begin_object();
+    w.key("file").value(measured->file);
+    w.key("op").value(measured->op);
+    w.key("ranks").value(static_cast<std::int64_t>(measured->ranks));
+    w.key("size_bytes").value(measured->size_bytes);
+    w.key("measured_busbw_gbps").value(measured->measured_busbw_gbps);
+    w.key("preset_busbw_gbps").value(measured->preset_busbw_gbps);
+    w.key("fitted_busbw_gbps").value(measured->fitted_busbw_gbps);
+    w.end_object();
+    w.line_break();
+  }
   w.key("tried").value(static_cast<std::int64_t>(outcome.tried));
   w.key("fits").value(static_cast<std::int64_t>(outcome.fits()));
   w.end_object();

@@ -23,6 +23,9 @@ namespace stepsim::sweep {
 struct Advice {
   std::optional<std::size_t> best, best_zero3, best_3d;
   bool best_3d_uses_both = false;  ///< best_3d has tp > 1 and pp > 1
+  /// The fastest plan that fits for each tensor-parallel degree that has one, ascending tp: the
+  /// "does TP pay on this box?" answer (each against the best without TP).
+  std::vector<std::pair<int, std::size_t>> best_by_tp{};
 };
 
 Advice choose_plans(const SweepOutcome& outcome);
@@ -39,12 +42,26 @@ struct WhatIf {
 WhatIf simulate_what_if(const std::string& change, const plan::Scenario& changed, const SweepOutcome& outcome,
                         const Advice& advice, const SimulateFn& simulate);
 
-/// The plain-words answer (several paragraphs, ~72 columns).
-std::string advise_text(const plan::Scenario& scenario, const SweepOutcome& outcome, const Advice& advice,
-                        const std::vector<WhatIf>& what_ifs);
+/// What `advise --nccl-log` fitted the box's collectives to: the log's largest size, its
+/// measured bus bandwidth, and the simulated one before (the preset) and after the fit.
+struct MeasuredComm {
+  std::string file, op;
+  int ranks = 0;
+  std::int64_t size_bytes = 0;
+  double measured_busbw_gbps = 0, preset_busbw_gbps = 0, fitted_busbw_gbps = 0;
+};
 
-/// {"best": {…}, "best_zero3": {…}, "best_3d": {…}, "tried": n, "fits": n}; null for a missing plan.
-void write_advice_json(std::ostream& out, const SweepOutcome& outcome, const Advice& advice);
+/// The plain-words answer (several paragraphs, ~72 columns); with `measured`, first what the
+/// collectives were fitted to.
+std::string advise_text(const plan::Scenario& scenario, const SweepOutcome& outcome, const Advice& advice,
+                        const std::vector<WhatIf>& what_ifs, const std::optional<MeasuredComm>& measured = std::nullopt);
+
+/// {"best": {…}, "best_zero3": {…}, "best_3d": {…}, "best_by_tp": [{"tp": t, "name": …,
+/// "tokens_per_s": …, "vs_no_tp": ratio − 1 or null}, …], "tried": n, "fits": n}; null for a missing plan.
+/// With `measured`, also "measured_comm": {"file", "op", "ranks", "size_bytes", "measured_busbw_gbps",
+/// "preset_busbw_gbps", "fitted_busbw_gbps"}.
+void write_advice_json(std::ostream& out, const SweepOutcome& outcome, const Advice& advice,
+                       const std::optional<MeasuredComm>& measured = std::nullopt);
 
 /// The interconnect between the GPUs of one server in words: "NVLink3 x12 (300 GB/s per direction)".
 std::string describe_gpu_link(const hw::Cluster& cluster);

@@ -127,12 +127,40 @@ std::string what_if_text(const WhatIf& w) {
          (picks.size() > 1 ? " of these." : ".") + "\n";
 }
 
+// Per TP degree, the best plan against the best without TP, then the verdict in one sentence.
+std::string tp_text(const SweepOutcome& o, const Advice& a, const std::string& link) {
+  if (a.best_by_tp.size() < 2 && (a.best_by_tp.empty() || a.best_by_tp.front().first == 1)) return "";
+  const StepResult* no_tp = a.best_by_tp.front().first == 1 ? &o.results[a.best_by_tp.front().second].result : nullptr;
+  std::string s = "\nTensor parallelism on this box (TP collectives over " + link + "):\n";
+  const StepResult* best_tp = nullptr;
+  for (const auto& [tp, i] : a.best_by_tp) {
+    const StepResult& r = o.results[i].result;
+    s += "  tp " + std::to_string(tp) + ": " + r.name + ", " + with_thousands(r.tokens_per_s) + " tokens/s";
+    if (tp > 1 && no_tp) s += ", " + faster(r.tokens_per_s, no_tp->tokens_per_s) + " than without TP";
+    s += ".\n";
+    if (tp > 1 && (!best_tp || r.tokens_per_s > best_tp->tokens_per_s)) best_tp = &r;
+  }
+  if (!no_tp) return s + "  Every plan that fits uses TP: none without it fits in memory.\n";
+  if (best_tp->tokens_per_s > no_tp->tokens_per_s)
+    return s + "  TP pays here: tp " + std::to_string(best_tp->tp) + " is " + faster(best_tp->tokens_per_s, no_tp->tokens_per_s) +
+           " than the best plan without TP.\n";
+  return s + "  TP does not pay here: the best plan without TP is " + faster(no_tp->tokens_per_s, best_tp->tokens_per_s) +
+         " than the best with it (tp " + std::to_string(best_tp->tp) + ").\n";
+}
+
 }  // namespace
 
 std::string advise_text(const plan::Scenario& sc, const SweepOutcome& o, const Advice& a,
-                        const std::vector<WhatIf>& what_ifs) {
+                        const std::vector<WhatIf>& what_ifs, const std::optional<MeasuredComm>& measured) {
   const std::string link = describe_gpu_link(sc.cluster);
-  std::string out = sc.model.name + ", seq " + std::to_string(sc.training.seq_len) + ", global batch " +
+  std::string out;
+  if (measured)
+    out += "Collectives fitted to " + measured->file + " (" + measured->op + " over " + std::to_string(measured->ranks) +
+           " GPUs): at " + report::gibibytes(static_cast<double>(measured->size_bytes), measured->size_bytes % (std::int64_t{1} << 30) == 0 ? 0 : 2) + " it measured " +
+           report::fixed(measured->measured_busbw_gbps, 1) + " GB/s bus bandwidth, the preset gives " +
+           report::fixed(measured->preset_busbw_gbps, 1) + " GB/s, the fit " + report::fixed(measured->fitted_busbw_gbps, 1) +
+           " GB/s. Every plan below is simulated with the fitted collectives.\n";
+  out += sc.model.name + ", seq " + std::to_string(sc.training.seq_len) + ", global batch " +
                     std::to_string(sc.training.global_batch) + " on " + sc.cluster.name + ": " +
                     std::to_string(sc.cluster.gpu_count()) + " x " + sc.cluster.gpu.name + ", GPUs joined by " + link +
                     ".\n" + format_counts(o) + "\n";
@@ -150,7 +178,7 @@ std::string advise_text(const plan::Scenario& sc, const SweepOutcome& o, const A
     if (r && r != &best) out += largest_loss(*r, best, link);
   out += largest_loss(best, best, link);
   for (const WhatIf& w : what_ifs) out += what_if_text(w);
-  return out;
+  return out + tp_text(o, a, link);
 }
 
 }  // namespace stepsim::sweep

@@ -82,4 +82,20 @@ run_stepsim advise --hardware a100-pcie --gpus 2 --model zb-1.5b --seq 1024 --gl
 expect_status 0 "advise in words"
 expect_stdout_contains "Use tp" "advise names a plan"
 expect_stdout_contains "What would change the answer:" "advise says what would change it"
+expect_stdout_contains "Tensor parallelism on this box" "advise says whether TP pays"
+
+# The seed's rule of thumb from a user's own nccl-tests log: fit the box's collectives to it, then
+# the TP verdict (2 x RTX 4090 over PCIe, 2.2 GB/s measured: TP does not pay).
+log="$SOURCE_DIR/tests/sim/comm/data/nccl_all_reduce_2x4090_pcie_8B-2G_docker.txt"
+run_stepsim advise --hardware rtx4090 --model megatron-1.7b --seq 2048 --global-batch 32 --nccl-log "$log"
+expect_status 0 "advise --nccl-log"
+expect_stdout_contains "(all_reduce over 2 GPUs): at 2 GiB it measured 2.2 GB/s bus bandwidth" "advise names what it fitted to"
+expect_stdout_contains "TP does not pay here" "advise's TP verdict on a slow PCIe box"
+run_stepsim advise --hardware rtx4090 --model megatron-1.7b --seq 2048 --global-batch 32 --nccl-log "$log" --json
+expect_status 0 "advise --nccl-log --json"
+expect_stdout_contains '"measured_comm":{"file":"' "advise JSON says what it fitted to"
+expect_stdout_contains '"best_by_tp":[{"tp":1,' "advise JSON has the best plan per TP degree"
+run_stepsim advise --hardware rtx4090 --model megatron-1.7b --seq 2048 --global-batch 32 --nccl-log "$log" --gpus 4
+expect_status 2 "advise --nccl-log with a GPU count the log contradicts"
+expect_stderr "--nodes/--gpus: 1 x 4 GPUs, but the log's rank lines say 2 ranks on 1 hosts" "contradiction message"
 finish

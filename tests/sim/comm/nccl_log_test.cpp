@@ -62,6 +62,9 @@ TEST_CASE("quoted command, single-host 4090 logs") {
   CHECK(two.ranks == 2);
   CHECK(two.hosts == 1);
   CHECK(two.rows.size() == 29);
+  // No binary name in this paste, and on 2 ranks busbw = algbw for all-reduce as for broadcast:
+  // the "sum" redop column says it is a reduction, count = size / 4 (float) that it is all-reduce.
+  CHECK(two.op == Op::all_reduce);
   const auto four = read_nccl_log(data("nccl_all_reduce_4x4090_pcie_8B-2G_k8s.txt"));
   CHECK(four.ranks == 4);
   CHECK(four.rows.back().busbw_gbps == doctest::Approx(2.59));
@@ -134,11 +137,22 @@ TEST_CASE("hostile pastes: 30 KB lines, huge ranks and sizes are refused at thei
         "log.txt:4:3: expected a size in bytes of at most 2^50, found '99999999999999999999999'");
 }
 
-TEST_CASE("the op comes from the binary name, else from busbw/algbw") {
+TEST_CASE("the op comes from the binary name, else from the table") {
   const std::string row = "     1048576        131072     float    none      -1    100.0   10.49    9.18      0\n";
   CHECK(parse_nccl_log(std::string("# all_gather_perf\n") + kHeader + row, "x").op == Op::all_gather);
   CHECK(parse_nccl_log(std::string(kHeader) + "     1048576        262144     float     sum      -1    100.0   10.49   18.35      0\n", "x").op ==
         Op::all_reduce);
+}
+
+TEST_CASE("without a binary name, the redop, root and count columns say which collective it was") {
+  // nccl-tests prints redop "none" for collectives without a reduction and root -1 for those
+  // without a root; count is elements per rank (size / 4 for a float all-reduce, size / (4·n)
+  // for reduce-scatter over n ranks).
+  auto op_of = [](const std::string& row) { return parse_nccl_log(std::string(kHeader) + row, "log.txt").op; };
+  CHECK(op_of("     1048576        262144     float     sum      -1    100.0   10.49   10.49      0\n") == Op::all_reduce);
+  CHECK(op_of("     1048576        131072     float     sum      -1    100.0   10.49    5.24      0\n") == Op::reduce_scatter);
+  CHECK(op_of("     1048576        262144     float    none       0    100.0   10.49   10.49      0\n") == Op::broadcast);
+  CHECK(op_of("     1048576        131072     float    none      -1    100.0   10.49    5.24      0\n") == Op::all_gather);
 }
 
 }  // namespace

@@ -116,3 +116,36 @@ TEST_CASE("advise says when twice the micro-batch would not fit") {
   const std::string text = sweep::advise_text(sc, o, sweep::choose_plans(o), {});
   CHECK(text.find("GiB buffers; with micro-batch 2 it would need 90.0 GiB and not fit.\n") != std::string::npos);
 }
+
+TEST_CASE("does TP pay: the best fitting plan per TP degree, each against the best without TP") {
+  // tp1: zero3 (1000); tp2: tp2-pp2 (900; tp2-big is faster but does not fit); tp4: tp4 (950).
+  const auto o = four_plans();
+  const auto a = sweep::choose_plans(o);
+  REQUIRE(a.best_by_tp.size() == 3);
+  CHECK(a.best_by_tp[0] == std::pair<int, std::size_t>{1, 0});
+  CHECK(a.best_by_tp[1] == std::pair<int, std::size_t>{2, 1});
+  CHECK(a.best_by_tp[2] == std::pair<int, std::size_t>{4, 3});
+  std::ostringstream out;
+  sweep::write_advice_json(out, o, a);
+  // 900 / 1000 - 1 = -0.1 and 950 / 1000 - 1 = -0.05 (as the shortest doubles that round-trip).
+  CHECK(out.str().find("\"best_by_tp\":[{\"tp\":1,\"name\":\"zero3\",\"tokens_per_s\":1000,\"vs_no_tp\":0},"
+                       "{\"tp\":2,\"name\":\"tp2-pp2\",\"tokens_per_s\":900,\"vs_no_tp\":-0.09999999999999998},"
+                       "{\"tp\":4,\"name\":\"tp4\",\"tokens_per_s\":950,\"vs_no_tp\":-0.050000000000000044}]") !=
+        std::string::npos);
+  const std::string text = sweep::advise_text(sweep_test::small_scenario(), o, a, {});
+  CHECK(text.find("  tp 4: tp4, 950 tokens/s, 5.0 % slower than without TP.\n") != std::string::npos);
+  CHECK(text.find("  TP does not pay here: the best plan without TP is 5.3 % faster than the best with it (tp 4).\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("advise says what the collectives were fitted to") {
+  const auto o = four_plans();
+  const sweep::MeasuredComm m{"box.txt", "all_reduce", 4, std::int64_t{1} << 31, 2.59, 25.2, 2.6};
+  const std::string text = sweep::advise_text(sweep_test::small_scenario(), o, sweep::choose_plans(o), {}, m);
+  CHECK(text.rfind("Collectives fitted to box.txt (all_reduce over 4 GPUs): at 2 GiB it measured 2.6 GB/s bus bandwidth, "
+                   "the preset gives 25.2 GB/s, the fit 2.6 GB/s.", 0) == 0);
+  std::ostringstream out;
+  sweep::write_advice_json(out, o, sweep::choose_plans(o), m);
+  CHECK(out.str().find("\"measured_comm\":{\"file\":\"box.txt\",\"op\":\"all_reduce\",\"ranks\":4,\"size_bytes\":2147483648,"
+                       "\"measured_busbw_gbps\":2.59,\"preset_busbw_gbps\":25.2,\"fitted_busbw_gbps\":2.6}") != std::string::npos);
+}
