@@ -38,6 +38,10 @@ struct GpuSpec {
   std::int64_t launch_overhead_ps = 0;   ///< per kernel, added to each op's time
   double comm_slowdown = 0.0;            ///< compute runs (1 + x) slower while communication runs
   double price_per_hour = 0.0;           ///< USD per GPU-hour; 0 = unknown
+  /// What this GPU's efficiency parameters were fitted to (gpus.yaml `fitted_to`); empty = not
+  /// fitted to any measurement of it: the defaults fitted on A100 and Hopper apply, and
+  /// `stepsim run` says so beside its results.
+  std::string fitted_to;
   // The GPU's own links, for building servers and importing `nvidia-smi topo -m` (added by issue 4):
   int nvlink_links = 0;                  ///< NVLink links per GPU (bridge links on PCIe cards); 0 = none
   double nvlink_bytes_per_s = 0;         ///< all of them together, per direction; 0 = none

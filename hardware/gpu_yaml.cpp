@@ -40,9 +40,9 @@ void read_model_parameters(const Field& f, GpuSpec& g) {
   }
 }
 
-PeakFlops read_peak(const Field& f) {
+// The dtypes `f` lists, over `p` (an inline GPU's base keeps the rest).
+PeakFlops read_peak(const Field& f, PeakFlops p = {}) {
   f.check_keys({"bf16", "fp16", "tf32", "fp32", "fp8"});
-  PeakFlops p;
   if (auto v = f.optional("bf16")) p.bf16 = v->as_flop_rate();
   if (auto v = f.optional("fp16")) p.fp16 = v->as_flop_rate();
   if (auto v = f.optional("tf32")) p.tf32 = v->as_flop_rate();
@@ -51,28 +51,42 @@ PeakFlops read_peak(const Field& f) {
   return p;
 }
 
-GpuSpec read_gpu(const Field& f, const std::optional<Field>& defaults) {
+std::vector<std::string> gpu_keys(std::initializer_list<const char*> extra) {
   std::vector<std::string> keys{"name", "aliases", "peak", "memory", "memory_bandwidth", "sm_count",
-                                "nvlink", "pcie"};
+                                "nvlink", "pcie", "fitted_to"};
   keys.insert(keys.end(), kModelKeys.begin(), kModelKeys.end());
-  f.check_keys(keys);
-  GpuSpec g;
-  g.name = f.required("name").as_string();
-  g.peak = read_peak(f.required("peak"));
-  g.memory_bytes = f.required("memory").as_bytes();
-  g.memory_bytes_per_s = f.required("memory_bandwidth").as_bandwidth();
-  g.sm_count = static_cast<int>(f.required("sm_count").as_positive_int());
+  keys.insert(keys.end(), extra.begin(), extra.end());
+  return keys;
+}
+
+// The figures `f` gives, over `g`. `complete`: every figure is required (a gpus.yaml entry, an
+// inline GPU without a base), else each is optional (an inline GPU's changes to its base).
+void read_figures(const Field& f, GpuSpec& g, bool complete) {
+  auto field = [&](const char* key) { return complete ? std::optional<Field>(f.required(key)) : f.optional(key); };
+  if (auto v = field("name")) g.name = v->as_string();
+  if (auto v = field("peak")) g.peak = read_peak(*v, complete ? PeakFlops{} : g.peak);
+  if (auto v = field("memory")) g.memory_bytes = v->as_bytes();
+  if (auto v = field("memory_bandwidth")) g.memory_bytes_per_s = v->as_bandwidth();
+  if (auto v = field("sm_count")) g.sm_count = static_cast<int>(v->as_positive_int());
   if (auto nv = f.optional("nvlink")) {
     nv->check_keys({"links", "bandwidth"});
     g.nvlink_links = static_cast<int>(nv->required("links").as_positive_int());
     g.nvlink_bytes_per_s = nv->required("bandwidth").as_bandwidth();
   }
-  const Field pcie = f.required("pcie");
-  pcie.check_keys({"generation", "bandwidth"});
-  g.pcie_generation = static_cast<int>(pcie.required("generation").as_positive_int());
-  g.pcie_bytes_per_s = pcie.required("bandwidth").as_bandwidth();
-  if (defaults) read_model_parameters(*defaults, g);
+  if (auto pcie = field("pcie")) {
+    pcie->check_keys({"generation", "bandwidth"});
+    g.pcie_generation = static_cast<int>(pcie->required("generation").as_positive_int());
+    g.pcie_bytes_per_s = pcie->required("bandwidth").as_bandwidth();
+  }
+  if (auto v = f.optional("fitted_to")) g.fitted_to = v->as_string();
   read_model_parameters(f, g);
+}
+
+GpuSpec read_gpu(const Field& f, const std::optional<Field>& defaults) {
+  f.check_keys(gpu_keys({}));
+  GpuSpec g;
+  if (defaults) read_model_parameters(*defaults, g);
+  read_figures(f, g, true);
   return g;
 }
 
@@ -119,6 +133,19 @@ GpuSpec find_gpu_spec(const std::string& name, const config::SourcePos& where,
 }
 
 GpuSpec load_gpu_spec(const std::string& name) { return find_gpu_spec(name, {}, ""); }
+
+GpuSpec read_gpu_field(const Field& f) {
+  if (!f.is_map()) return find_gpu_spec(f.as_string(), f.pos(), f.path());
+  f.check_keys(gpu_keys({"base"}));
+  if (f.has("aliases")) f.required("aliases").fail("an inline GPU has no aliases (they name gpus.yaml entries)");
+  if (auto base = f.optional("base")) {
+    GpuSpec g = find_gpu_spec(base->as_string(), base->pos(), base->path());
+    read_figures(f, g, false);
+    return g;
+  }
+  const GpuFile file = open_gpus_file();
+  return read_gpu(f, file.defaults);
+}
 
 std::vector<std::string> gpu_names() {
   std::vector<std::string> out;

@@ -13,6 +13,10 @@ namespace stepsim::hw {
 /// Looks a GPU up in hardware/gpus.yaml by name or alias (case-insensitive); an unknown name is
 /// a ConfigError at `where` with "did you mean" and the list of GPUs.
 GpuSpec find_gpu_spec(const std::string& name, const config::SourcePos& where, const std::string& key_path);
+/// A hardware file's `gpu:`: a name from gpus.yaml, or a GPU defined inline in gpus.yaml's format
+/// (every figure, or `base: NAME` and the figures that differ from it; `peak:` may list only the
+/// dtypes that change). Units and positioned errors as in gpus.yaml.
+GpuSpec read_gpu_field(const config::Field& f);
 /// Every GPU of gpus.yaml, read in full (tests use it to check the whole file).
 std::vector<GpuSpec> load_all_gpu_specs();
 

@@ -29,8 +29,7 @@ ClusterTemplate read_template(const Field& root, const std::string& default_name
   root.check_keys({"name", "gpu", "servers", "server", "network", "comm", "price_per_gpu_hour"});
   ClusterTemplate t;
   t.name = root.has("name") ? root.required("name").as_string() : default_name;
-  const Field gpu = root.required("gpu");
-  t.gpu = find_gpu_spec(gpu.as_string(), gpu.pos(), gpu.path());
+  t.gpu = read_gpu_field(root.required("gpu"));
   if (auto v = root.optional("price_per_gpu_hour")) t.gpu.price_per_hour = v->as_positive_double();
   if (auto v = root.optional("servers")) t.servers = read_gpu_count(*v, "servers");
   t.server = read_server(root.required("server"), t.gpu);
@@ -110,7 +109,7 @@ Cluster read_preset_mapping(const Field& f) {
   const fs::path base = fs::path(f.file()).parent_path();
   ClusterTemplate t = load_template(preset.as_string(), base, preset.pos(), preset.path());
   // The same box with another GPU (a DGX A100 of 40 GB cards, say): its links stay the preset's.
-  if (auto v = f.optional("gpu")) t.gpu = find_gpu_spec(v->as_string(), v->pos(), v->path());
+  if (auto v = f.optional("gpu")) t.gpu = read_gpu_field(*v);
   ClusterShape shape;
   Blame nodes{f.pos(), f.path()}, gpus{f.pos(), f.path()};
   if (auto v = f.optional("nodes")) {

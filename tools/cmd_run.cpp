@@ -63,6 +63,10 @@ int run_run(const Args& args) {
   if (!json_to_stdout) {
     std::cout << sc.name << "\n\n";
     print_run_reports(*vm, sc, results);
+    if (sc.cluster.gpu.fitted_to.empty())
+      std::cout << "\nCaveat: " << sc.cluster.gpu.name
+                << "'s efficiency parameters are not fitted to measurements of it; the defaults fitted on A100 and "
+                   "H100 apply (hardware/gpus.yaml), so its times are less checked than those GPUs'.\n";
   }
   write_run_files(*vm, results);
   if (vm->count("json")) {

@@ -39,4 +39,25 @@ run_stepsim run "$sweep"
 expect_status 2 "a sweep scenario has no strategies to run: bad input, not an internal error"
 expect_stderr "$sweep: no strategies to run (expected a 'strategies:' list; a 'sweep:' scenario runs with \`stepsim sweep $sweep\`)" "the error says what to run instead"
 
+# A GPU defined inline in the scenario (a base and what differs), and a bad figure in one.
+cat > inline_gpu.yaml <<'YAML'
+name: inline
+hardware: {preset: dgx-a100, gpus: 2, gpu: {base: A100-SXM4-80GB, name: A100-slow, peak: {bf16: 156TFLOPS}}}
+model: {name: g, layers: 4, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
+training: {seq_len: 1024, global_batch: 8, precision: bf16}
+strategies:
+  - {name: dp2, dp: 2}
+YAML
+run_stepsim run inline_gpu.yaml
+expect_status 0 "a scenario with an inline GPU runs"
+expect_stdout_contains "inline" "its results print"
+sed 's/156TFLOPS/156/' inline_gpu.yaml > inline_gpu_bad.yaml
+run_stepsim run inline_gpu_bad.yaml
+expect_status 2 "a bad figure in an inline GPU is bad input"
+expect_stderr "inline_gpu_bad.yaml:2:97: hardware.gpu.peak.bf16: expected a FLOP rate with a unit such as 989TFLOPS, found '156'" "positioned like gpus.yaml"
+
+# A GPU whose efficiency parameters are not fitted says so beside the results.
+run_stepsim run "$SOURCE_DIR/scenarios/llama2_7b_4xrtx4090.yaml"
+expect_stdout_contains "Caveat: RTX-4090's efficiency parameters are not fitted to measurements of it" "the not-fitted caveat"
+
 finish

@@ -25,6 +25,17 @@ TEST_CASE("every GPU in gpus.yaml reads in full, with memory, bandwidth, SMs and
   }
 }
 
+TEST_CASE("a GPU says what its efficiency parameters were fitted to; the others say nothing") {
+  for (const char* fitted : {"A100-SXM4-80GB", "A100-PCIE-40GB", "H100-SXM5-80GB", "H200-SXM-141GB"}) {
+    CAPTURE(fitted);
+    CHECK_FALSE(load_gpu_spec(fitted).fitted_to.empty());
+  }
+  for (const char* not_fitted : {"V100-SXM2-32GB", "L40S", "RTX-4090", "RTX-5090"}) {
+    CAPTURE(not_fitted);
+    CHECK(load_gpu_spec(not_fitted).fitted_to.empty());
+  }
+}
+
 TEST_CASE("A100 SXM 80GB: README 9 figures and the MAMF efficiency") {
   const GpuSpec g = load_gpu_spec("a100-80gb");  // an alias, any case
   CHECK(g.name == "A100-SXM4-80GB");

@@ -138,5 +138,42 @@ TEST_CASE("every preset loads, alone and as a 3-server cluster") {
   }
 }
 
+TEST_CASE("a GPU defined inline: a base and what differs from it, or every figure") {
+  // With a base, only the named figures change (a peak lists only the dtypes that change); the
+  // base's fit stays. Without one, every figure is required and gpus.yaml's defaults fill the
+  // efficiency parameters, which then are not fitted to anything.
+  const Cluster based = load_cluster_text(
+      "gpu: {base: A100-SXM4-80GB, name: A100-custom, memory: 40GiB, peak: {bf16: 300TFLOPS}}\nserver: {gpus: 2, pcie: {}}\n",
+      "hw.yaml");
+  const GpuSpec a100 = load_gpu_spec("A100-SXM4-80GB");
+  CHECK(based.gpu.name == "A100-custom");
+  CHECK(based.gpu.memory_bytes == std::int64_t{40} << 30);
+  CHECK(based.gpu.peak.bf16 == doctest::Approx(300e12));
+  CHECK(based.gpu.peak.fp16 == doctest::Approx(a100.peak.fp16));
+  CHECK(based.gpu.memory_bytes_per_s == doctest::Approx(a100.memory_bytes_per_s));
+  CHECK(based.gpu.matmul_efficiency == doctest::Approx(a100.matmul_efficiency));
+  CHECK(based.gpu.fitted_to == a100.fitted_to);
+  const Cluster whole = load_cluster_text(
+      "gpu: {name: MyGPU, peak: {bf16: 500TFLOPS}, memory: 96GiB, memory_bandwidth: 4TB/s, sm_count: 100,\n"
+      "      pcie: {generation: 5, bandwidth: 63GB/s}, memory_efficiency: 0.7}\nserver: {gpus: 2, pcie: {}}\n",
+      "hw.yaml");
+  CHECK(whole.gpu.name == "MyGPU");
+  CHECK(whole.gpu.peak.bf16 == doctest::Approx(500e12));
+  CHECK(whole.gpu.peak.fp16 == 0);
+  CHECK(whole.gpu.memory_efficiency == doctest::Approx(0.7));
+  CHECK(whole.gpu.matmul_efficiency == doctest::Approx(0.8));  // gpus.yaml defaults:
+  CHECK(whole.gpu.fitted_to.empty());
+}
+
+TEST_CASE("mistakes in an inline GPU are positioned like gpus.yaml's") {
+  check_error("gpu: {base: A100-SXM4-80GB, memory: 40}\nserver: {gpus: 2, pcie: {}}\n",
+              "hw.yaml:1:37: gpu.memory: expected a size with a unit such as 80GiB, found '40'");
+  check_error("gpu: {bsae: A100-SXM4-80GB}\nserver: {gpus: 2, pcie: {}}\n",
+              "hw.yaml:1:7: gpu: unknown key 'bsae'; did you mean 'base'?");
+  check_error("gpu: {name: G, memory: 8GiB}\nserver: {gpus: 2, pcie: {}}\n", "hw.yaml:1:6: gpu: missing required key 'peak'");
+  check_error("gpu: {base: A100, peak: {bf17: 1TFLOPS}}\nserver: {gpus: 2, pcie: {}}\n",
+              "hw.yaml:1:26: gpu.peak: unknown key 'bf17'; did you mean 'bf16'?");
+}
+
 }  // namespace
 }  // namespace stepsim::hw
