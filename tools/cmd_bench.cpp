@@ -1,4 +1,4 @@
-// `stepsim bench engine [--json]`: how fast the simulation core is, on synthetic inputs sized like
+// `stepsim bench engine [--json]` (and `bench scale`, cmd_bench_scale.cpp): how fast the simulation core is, on synthetic inputs sized like
 // a large run, so a slowdown in sim/core shows up as a number rather than as a slow sweep.
 //
 // (a) 2,000,000 compute tasks on 1,024 streams, each task depending on up to two random earlier
@@ -194,21 +194,28 @@ void print_json(const DagResult& dag, const ChurnResult& churn, std::int64_t rss
 
 }  // namespace
 
+int run_bench_scale(bool json, const std::string& cases);  // cmd_bench_scale.cpp
+
 int run_bench(const Args& args) {
   po::options_description options("Options");
   options.add_options()("json", "print one JSON object instead of a table")(
+      "cases", po::value<std::string>()->default_value("default"),
+      "scale: default (the cases that finish in about a minute), all, or a comma-separated list")(
       "tasks", po::value<std::uint32_t>()->default_value(2'000'000), "compute tasks in the task-DAG benchmark")(
       "flows", po::value<std::uint32_t>()->default_value(100'000), "flows in the flow-churn benchmark")(
-      "what", po::value<std::string>()->required(), "what to measure: engine");
+      "what", po::value<std::string>()->required(), "what to measure: engine or scale");
   po::positional_options_description positional;
   positional.add("what", 1);
-  const auto vm = parse_command_line("bench", "engine [--json]",
-                                     "Measure the simulation engine's speed on synthetic task graphs and flows.",
+  const auto vm = parse_command_line("bench", "engine|scale [--cases LIST] [--json]",
+                                     "engine: the simulation engine's speed on synthetic task graphs and flows.\n"
+                                     "scale: CPU time, peak memory and events of the large cases issue 20 measures,\n"
+                                     "each in a process of its own.",
                                      options, positional, args);
   if (!vm) return 0;
-  if ((*vm)["what"].as<std::string>() != "engine")
-    throw UsageError("stepsim bench: unknown benchmark '" + (*vm)["what"].as<std::string>() +
-                     "'; expected 'engine' (see stepsim bench --help)");
+  const std::string what = (*vm)["what"].as<std::string>();
+  if (what == "scale") return run_bench_scale(vm->count("json") > 0, (*vm)["cases"].as<std::string>());
+  if (what != "engine")
+    throw UsageError("stepsim bench: unknown benchmark '" + what + "'; expected 'engine' or 'scale' (see stepsim bench --help)");
   const DagResult dag = bench_task_dag((*vm)["tasks"].as<std::uint32_t>());
   const ChurnResult churn = bench_flow_churn((*vm)["flows"].as<std::uint32_t>());
   const std::int64_t rss = peak_rss_bytes();

@@ -49,6 +49,15 @@ expect_status 2 "--limit with an unknown name"
 expect_stderr "--limit: unknown limit 'tokens'; expected one of gpus, seq_len, microbatches, events, memory_gib" "unknown limit message"
 run_stepsim --limit
 expect_status 2 "--limit without a value"
+# bench scale runs each case in a process of its own and reports its CPU, memory and events.
+run_stepsim bench scale --cases llama2-13b-64 --json
+expect_status 0 "bench scale on one case"
+expect_stdout_contains '{"case": "llama2-13b-64", "gpus": 64, "cpu_s": ' "bench scale JSON names the case"
+expect_stdout_contains '"result_unit": "s step", "error": null}' "the case ran in its child"
+run_stepsim bench scale --cases nope
+expect_status 2 "bench scale with an unknown case"
+expect_stderr_contains "--cases: no case 'nope'; expected default, all or a comma-separated list of llama2-13b-64," "unknown case message"
+
 # What a plan may cost to simulate: past its event limit a step stops at its strategy.
 run_stepsim --limit events=1000 run "$SOURCE_DIR/scenarios/llama2_7b_4xa100_nvlink.yaml"
 expect_status 2 "a step past its event limit"
