@@ -13,7 +13,7 @@ constexpr std::int64_t kGiB = 1LL << 30;
 
 TEST_CASE("every GPU in gpus.yaml reads in full, with memory, bandwidth, SMs and PCIe") {
   const auto all = load_all_gpu_specs();
-  CHECK(all.size() == 15);
+  CHECK(all.size() == 17);
   for (const auto& g : all) {
     CAPTURE(g.name);
     CHECK(g.peak.fp16 > 0);
@@ -34,6 +34,22 @@ TEST_CASE("a GPU says what its efficiency parameters were fitted to; the others 
     CAPTURE(not_fitted);
     CHECK(load_gpu_spec(not_fitted).fitted_to.empty());
   }
+}
+
+TEST_CASE("B200 and MI300X: the datasheet figures gpus.yaml cites, dense") {
+  const GpuSpec b200 = load_gpu_spec("b200");
+  CHECK(b200.peak.bf16 == doctest::Approx(2250 * kT));  // [BW] 4.5 PFLOPS sparse / 2
+  CHECK(b200.peak.fp8 == doctest::Approx(4500 * kT));
+  CHECK(b200.memory_bytes == 180'000'000'000);
+  CHECK(b200.memory_bytes_per_s == doctest::Approx(7700 * kG));
+  CHECK(b200.nvlink_links == 18);
+  CHECK(b200.nvlink_bytes_per_s == doctest::Approx(900 * kG));
+  CHECK(b200.fitted_to.empty());
+  const GpuSpec mi300x = load_gpu_spec("mi300x");
+  CHECK(mi300x.peak.bf16 == doctest::Approx(1307.4 * kT));  // [MI300]
+  CHECK(mi300x.memory_bytes == 192'000'000'000);
+  CHECK(mi300x.memory_bytes_per_s == doctest::Approx(5300 * kG));
+  CHECK(mi300x.nvlink_bytes_per_s == doctest::Approx(7 * 64 * kG));
 }
 
 TEST_CASE("A100 SXM 80GB: README 9 figures and the MAMF efficiency") {
@@ -76,7 +92,7 @@ TEST_CASE("an unknown GPU names the closest and lists them all") {
                     "unknown GPU 'A100-SXM4-80G'; did you mean 'A100-SXM4-80GB'? (known GPUs: V100-SXM2-16GB, "
                     "V100-SXM2-32GB, A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, "
                     "H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-5090, "
-                    "RTX-3090)");
+                    "RTX-3090, B200-SXM-180GB, MI300X)");
 }
 
 }  // namespace

@@ -52,6 +52,15 @@ TEST_CASE("two collectives that share a link slow each other as max-min sharing 
   CHECK(all[2] == doctest::Approx(10'000.0));
 }
 
+TEST_CASE("dgx-b200: 8-GPU all-reduce bus bandwidth within 10 % of the published 830 GB/s") {
+  // hardware/presets/dgx-b200.yaml [1807]: a user's 8x B200 all_reduce_perf peak "830+" GB/s
+  // (NVIDIA/nccl #1807; size not stated, so the largest size nccl-tests' default sweep reaches).
+  const auto cluster = hw::load_cluster("dgx-b200");
+  const hw::Router router(cluster);
+  const PerfRow row = simulate_size(router, Op::all_reduce, first_gpus(8), 8LL << 30, Algorithm::automatic);
+  CHECK(row.busbw_gbps == doctest::Approx(830.0).epsilon(0.10));
+}
+
 TEST_CASE("DP traffic on a NIC does not slow TP on NVLink: they share no link") {
   // Max-min gives each flow its own bottleneck when routes are disjoint: a TP all-reduce over
   // server 0's NVLink and a send 0->8 through the NICs end as they would alone.
