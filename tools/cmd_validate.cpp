@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <exception>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "sim/plan/simulate.hpp"
@@ -53,8 +55,13 @@ std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& 
   plan::SimOptions opt;
   opt.log = cli_log();
   opt.log.info(std::to_string(cases.size()) + " validation scenarios on " + std::to_string(threads) + " threads");
+  // A case's error is kept by its index and the first case's rethrown here, on the calling thread
+  // (an exception leaving a std::thread would end the process): the same error whatever the
+  // thread count.
+  std::vector<std::exception_ptr> errors(cases.size());
+  std::mutex error_mutex;
   auto worker = [&] {
-    for (std::size_t i = next++; i < cases.size(); i = next++) {
+    for (std::size_t i = next++; i < cases.size(); i = next++) try {
       const auto& c = cases[i];
       const auto result = plan::simulate(c.scenario, c.scenario.strategies.front(), opt);
       auto& row = rows[i];
@@ -68,7 +75,12 @@ std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& 
       row.error = (row.predicted - row.measured) / row.measured;
       row.tolerance = c.spec.tolerance;
       const std::size_t finished = ++done;
-      if (progress) std::cerr << "\rvalidate: " << finished << " / " << cases.size() << " scenarios" << std::flush;
+      if (progress) {
+        const std::lock_guard<std::mutex> lock(error_mutex);
+        std::cerr << "\rvalidate: " << finished << " / " << cases.size() << " scenarios" << std::flush;
+      }
+    } catch (...) {
+      errors[i] = std::current_exception();
     }
   };
   std::vector<std::thread> pool;
@@ -76,6 +88,8 @@ std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& 
   worker();
   for (auto& t : pool) t.join();
   if (progress) std::cerr << "\r\033[K";
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
   return rows;
 }
 

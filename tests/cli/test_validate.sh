@@ -65,6 +65,14 @@ expect_status 0 "two rows within tolerance"
 expect_stdout_contains "median |error|" "table summary header"
 expect_stdout_contains "Korthikanti et al. MLSys23 Table 5" "per-source line"
 
+# A case stopped by a limit on a worker thread is the same positioned error as on one thread (it
+# ended the process with std::terminate).
+for threads in 1 2; do
+  run_stepsim --limit events=1000 validate two --threads $threads
+  expect_status 2 "a case past its event limit, $threads threads"
+  expect_stderr_contains "korthikanti-korthikanti-gpt-22b-full-recompute-on-8-gpus.yaml:10:5: strategies[0]: plan 'paper': expected at most 1,000 engine events" "the first case's error, $threads threads"
+done
+
 # Bad input: a directory with no scenarios.
 mkdir -p empty
 run_stepsim validate empty
