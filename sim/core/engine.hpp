@@ -47,6 +47,13 @@ class SimulationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The run reached EngineLimits::max_events: the caller's limit, not a fault of the task graph
+/// (a cycle or a hold never released is a plain SimulationError).
+class EventLimitReached : public SimulationError {
+ public:
+  using SimulationError::SimulationError;
+};
+
 struct EngineLimits {
   std::optional<std::uint64_t> max_events;   ///< stop with SimulationError past this many events
   std::optional<TimePoint> max_time;         ///< stop with SimulationError past this simulated time

@@ -189,7 +189,7 @@ void Simulation::count_event(std::int64_t time_ps) {
   ++stats_.events;
   const EngineLimits& limits = s_.limits;
   if (limits.max_events && stats_.events > *limits.max_events)
-    throw SimulationError("stopped after " + std::to_string(*limits.max_events) +
+    throw EventLimitReached("stopped after " + std::to_string(*limits.max_events) +
                           " events (EngineLimits::max_events) at t=" + std::to_string(now_ps_) + " ps with " +
                           std::to_string(s_.graph.tasks.size() - stats_.tasks) + " tasks unfinished");
   if (limits.max_time && time_ps > limits.max_time->ps)

@@ -51,8 +51,8 @@ StepResult simulate(const Scenario& scenario, const Strategy& strategy, const Si
     stats = b.rec.engine().run();
   } catch (const config::MemoryLimitExceeded& e) {
     throw memory_over_limit(b.in, e);
-  } catch (const core::SimulationError&) {
-    throw events_over_limit(b.in);  // the only limit the plan sets on the engine's run
+  } catch (const core::EventLimitReached&) {
+    throw events_over_limit(b.in);  // a task graph that cannot finish stays a SimulationError: our bug
   }
   b.engine_makespan_ps = stats.makespan.ps;
   StepResult r;

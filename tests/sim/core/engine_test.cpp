@@ -201,7 +201,7 @@ TEST_CASE("the event cap and the time cap stop a run") {
   }
   CHECK_THROWS_WITH_AS(capped.run(),
                        "stopped after 10 events (EngineLimits::max_events) at t=0 ps with 90 tasks unfinished",
-                       SimulationError);
+                       EventLimitReached);
   // A 10 us delay with max_time 5 us: its finish event at 10 us is past the cap.
   Engine late(EngineLimits{.max_events = std::nullopt, .max_time = at(5_us), .checkpoint = {}});
   late.add_delay(10_us);
