@@ -21,6 +21,7 @@
 #include "sim/comm/perf_table.hpp"
 #include "sim/config/yaml_field.hpp"
 #include "sim/plan/simulate.hpp"
+#include "sim/report/json_writer.hpp"
 #include "sim/sweep/sweep_runner.hpp"
 #include "sim/sweep/sweep_space.hpp"
 #include "sim/sweep/sweep_yaml.hpp"
@@ -217,16 +218,23 @@ int run_bench_scale(bool json, const std::string& list) {
   }
   if (progress) std::fprintf(stderr, "\r\033[K");
   if (json) {
-    std::printf("{\"time_basis\": \"child process CPU time (user + system)\", \"cases\": [");
+    report::JsonWriter w(std::cout);
+    w.begin_object().key("time_basis").value("child process CPU time (user + system)").key("cases").begin_array();
     for (std::size_t i = 0; i < todo.size(); ++i) {
       const auto& m = results[i];
-      std::printf("%s\n{\"case\": \"%s\", \"gpus\": %d, \"cpu_s\": %.3f, \"wall_s\": %.3f, \"peak_rss_bytes\": %lld, "
-                  "\"events\": %llu, \"events_per_cpu_s\": %.0f, \"result\": %.6g, \"result_unit\": \"%s\", \"error\": %s}",
-                  i ? "," : "", todo[i].name, todo[i].gpus, m.cpu_s, m.wall_s, static_cast<long long>(m.peak_rss_bytes),
-                  static_cast<unsigned long long>(m.out.events), m.cpu_s > 0 ? static_cast<double>(m.out.events) / m.cpu_s : 0.0,
-                  m.out.result, m.out.result_unit.c_str(), m.error.empty() ? "null" : ("\"" + m.error + "\"").c_str());
+      w.line_break().begin_object();
+      w.key("case").value(todo[i].name).key("gpus").value(todo[i].gpus);
+      w.key("cpu_s").value(m.cpu_s).key("wall_s").value(m.wall_s).key("peak_rss_bytes").value(m.peak_rss_bytes);
+      w.key("events").value(static_cast<std::int64_t>(m.out.events));
+      w.key("events_per_cpu_s").value(m.cpu_s > 0 ? static_cast<double>(m.out.events) / m.cpu_s : 0.0);
+      w.key("result").value(m.out.result).key("result_unit").value(m.out.result_unit);
+      w.key("error");
+      if (m.error.empty()) w.null();
+      else w.value(m.error);
+      w.end_object();
     }
-    std::printf("]}\n");
+    w.end_array().end_object();
+    std::cout << "\n";
     return 0;
   }
   std::printf("%-27s %7s %10s %10s %10s %12s %12s  %s\n", "case", "GPUs", "CPU", "wall", "peak RSS", "events",

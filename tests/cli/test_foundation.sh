@@ -52,8 +52,8 @@ expect_status 2 "--limit without a value"
 # bench scale runs each case in a process of its own and reports its CPU, memory and events.
 run_stepsim bench scale --cases llama2-13b-64 --json
 expect_status 0 "bench scale on one case"
-expect_stdout_contains '{"case": "llama2-13b-64", "gpus": 64, "cpu_s": ' "bench scale JSON names the case"
-expect_stdout_contains '"result_unit": "s step", "error": null}' "the case ran in its child"
+expect_stdout_contains '{"case":"llama2-13b-64","gpus":64,"cpu_s":' "bench scale JSON names the case"
+expect_stdout_contains '"result_unit":"s step","error":null}' "the case ran in its child"
 run_stepsim bench scale --cases nope
 expect_status 2 "bench scale with an unknown case"
 expect_stderr_contains "--cases: no case 'nope'; expected default, all or a comma-separated list of llama2-13b-64," "unknown case message"
