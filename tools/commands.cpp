@@ -19,7 +19,7 @@ const std::vector<Command>& all_commands() {
       {"version", "print the version", run_version},
       {"run", "simulate one training step of each strategy in a scenario", run_run},
       {"model", "show a model's parameters, FLOPs, per-layer ops and memory", run_model},
-      {"bench", "measure the engine's speed (bench engine)", run_bench},
+      {"bench", "measure the engine (bench engine) and the large cases (bench scale)", run_bench},
       {"collective", "nccl-tests on simulated hardware; calibrate from a real log", run_collective},
       {"topo", "show a hardware topology, or import nvidia-smi topo -m", run_topo},
       {"bubble", "the pipeline bubble, simulated and drawn, beside the textbook formula", run_bubble},
