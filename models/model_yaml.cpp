@@ -1,7 +1,10 @@
 #include "models/model_yaml.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "sim/config/paths.hpp"
 
@@ -27,18 +30,75 @@ bool looks_like_path(const std::string& s) {
 
 std::string stem_of(const std::string& path) { return fs::path(path).stem().string(); }
 
-ModelSpec read_document(const std::string& path) {
+// `name`: what the model is called when the file does not say (default: the file's stem).
+ModelSpec read_document(const std::string& path, std::string name = {}) {
+  if (name.empty()) name = stem_of(path);
   const auto doc = config::YamlDocument::load_file(path);
   const Field root = doc.root();
-  if (is_hf_config(root)) return read_hf_config(root, stem_of(path));
-  return read_model_yaml(root, stem_of(path));
+  if (is_hf_config(root)) return read_hf_config(root, name);
+  return read_model_yaml(root, name);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A name as people and the Hugging Face Hub spell it, for comparison: "meta-llama/Llama-2-7b-hf",
+// "llama2-7b" and "Llama-2-7B" all become "llama27b"; "mistralai/Mistral-7B-v0.1" becomes
+// "mistral7b". Without case, an organisation prefix, a "-hf"/"-base" suffix, a version suffix
+// ("-v0.1"), a leading "meta-", and separators.
+std::string spelling_key(const std::string& name) {
+  std::string s = lower(name);
+  if (const auto slash = s.rfind('/'); slash != std::string::npos) s = s.substr(slash + 1);
+  for (const char* tail : {"-hf", "-base"})
+    if (ends_with(s, tail)) s.resize(s.size() - std::strlen(tail));
+  if (const auto v = s.rfind("-v"); v != std::string::npos && v + 2 < s.size() &&
+      s.find_first_not_of("0123456789.", v + 2) == std::string::npos)
+    s.resize(v);
+  if (s.rfind("meta-", 0) == 0) s = s.substr(5);
+  std::string key;
+  for (char c : s)
+    if (c != '-' && c != '_' && c != ' ') key += c;
+  return key;
+}
+
+// The preset `text` names, exactly or as spelling_key() reads it.
+std::optional<std::string> preset_named(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (config::path_exists(presets_dir() / (text + ".yaml"))) return text;
+  const std::string key = spelling_key(text);
+  for (const auto& name : model_preset_names())
+    if (spelling_key(name) == key) return name;
+  return std::nullopt;
+}
+
+// The size a model name ends with ("7b", "8x7b", "1.5b", "125m"), or "".
+std::string size_token(const std::string& name) {
+  const std::string s = lower(name);
+  const auto dash = s.find_last_of("-_/");
+  const std::string last = dash == std::string::npos ? s : s.substr(dash + 1);
+  if (last.size() < 2 || (last.back() != 'b' && last.back() != 'm')) return "";
+  if (last.find_first_not_of("0123456789.x", 0) != last.size() - 1 || !std::isdigit(static_cast<unsigned char>(last[0])))
+    return "";
+  return last;
 }
 
 std::string unknown_model_message(const std::string& name) {
   const auto names = model_preset_names();
   std::string message = "unknown model '" + name + "'";
   const std::string suggestion = config::closest_match(name, names);
-  if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
+  if (!suggestion.empty()) {
+    message += "; did you mean '" + suggestion + "'?";
+    // A near spelling of another size is another model ("mixtral-8x7b" is not "mistral-7b").
+    const std::string asked = size_token(name), offered = size_token(suggestion);
+    if (!asked.empty() && !offered.empty() && asked != offered)
+      message += " (that is a model of another size: " + offered + ", not " + asked + ")";
+  }
   message += " Presets: ";
   for (std::size_t i = 0; i < names.size(); ++i) message += (i ? ", " : "") + names[i];
   return message + "; or give a path to a model YAML or a HuggingFace config.json";
@@ -135,29 +195,39 @@ ModelSpec read_model_yaml(const Field& root, const std::string& default_name) {
   return m;
 }
 
+// A file, or a directory holding config.json (what save_pretrained writes), named after the
+// directory.
+ModelSpec read_model_path(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return read_document(path.string());
+  const fs::path config = path / "config.json";
+  if (!config::path_exists(config))
+    throw ConfigError({path.string(), 0, 0}, "", "a model directory needs a config.json (a HuggingFace model's); none is in it");
+  const fs::path dir = path.filename().empty() ? path.parent_path() : path;
+  return read_document(config.string(), dir.filename().string());
+}
+
 ModelSpec load_model(const std::string& preset_or_path) {
-  if (looks_like_path(preset_or_path)) return read_document(preset_or_path);
-  const fs::path preset = presets_dir() / (preset_or_path + ".yaml");
-  if (!preset_or_path.empty() && config::path_exists(preset)) return read_document(preset.string());
+  if (looks_like_path(preset_or_path) && config::path_exists(preset_or_path))
+    return read_model_path(preset_or_path);
+  if (const auto preset = preset_named(preset_or_path)) return read_document((presets_dir() / (*preset + ".yaml")).string());
+  if (looks_like_path(preset_or_path)) return read_document(preset_or_path);  // says the file is missing
   throw ConfigError({}, "", unknown_model_message(preset_or_path));
 }
 
 ModelSpec read_model(const Field& field) {
   if (field.is_map()) return read_model_yaml(field, "model");
   const std::string text = field.as_string();
-  if (!looks_like_path(text)) {
-    const fs::path preset = presets_dir() / (text + ".yaml");
-    if (text.empty() || !config::path_exists(preset)) field.fail(unknown_model_message(text));
-    return read_document(preset.string());
-  }
   fs::path path(text);
-  if (path.is_relative() && !config::path_exists(path)) {
+  if (looks_like_path(text) && path.is_relative() && !config::path_exists(path)) {
     const fs::path beside = fs::path(field.file()).parent_path() / path;
     if (config::path_exists(beside)) path = beside;
   }
-  if (!config::path_exists(path)) field.fail("no model file '" + text + "' (relative paths are tried from the working "
-                                    "directory and next to " + field.file() + ")");
-  return read_document(path.string());
+  if (looks_like_path(text) && config::path_exists(path)) return read_model_path(path);
+  if (const auto preset = preset_named(text)) return read_document((presets_dir() / (*preset + ".yaml")).string());
+  if (!looks_like_path(text)) field.fail(unknown_model_message(text));
+  field.fail("no model file '" + text + "' (relative paths are tried from the working directory and next to " +
+             field.file() + ")");
 }
 
 std::vector<std::string> model_preset_names() {

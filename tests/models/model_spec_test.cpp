@@ -136,5 +136,34 @@ TEST_CASE("an unknown preset from the command line lists the presets") {
   }
 }
 
+TEST_CASE("a preset answers to the common spellings and to its Hub id") {
+  for (const char* name : {"llama2-7b", "Llama-2-7B", "meta-llama/Llama-2-7b-hf", "llama_2_7b"}) {
+    CAPTURE(name);
+    CHECK(load_model(name).name == "llama-2-7b");
+  }
+  CHECK(load_model("meta-llama/Meta-Llama-3-8B").name == "llama-3-8b");
+  CHECK(load_model("mistralai/Mistral-7B-v0.1").name == "mistral-7b");
+  CHECK(load_model("Qwen/Qwen2.5-7B").name == "qwen2.5-7b");
+}
+
+TEST_CASE("'did you mean' says when it offers a model of another size") {
+  // Mixtral-8x7B is a mixture of experts of 46.7B parameters; mistral-7b is a dense 7.2B model.
+  try {
+    load_model("mixtral-8x7b");
+    FAIL("no error");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()).rfind("unknown model 'mixtral-8x7b'; did you mean 'mistral-7b'? (that is a model of "
+                                      "another size: 7b, not 8x7b) Presets: ", 0) == 0);
+  }
+}
+
+TEST_CASE("a model directory (what save_pretrained writes) reads its config.json") {
+  const std::string dir = std::string(STEPSIM_DATA_DIR) + "/tests/models/data/tiny-hf";
+  CHECK(load_model(dir).name == "tiny-hf");
+  CHECK(load_model(dir + "/").name == "tiny-hf");
+  const std::string empty = std::string(STEPSIM_DATA_DIR) + "/tests/models/data";
+  CHECK_THROWS_WITH(load_model(empty), (empty + ": a model directory needs a config.json (a HuggingFace model's); none is in it").c_str());
+}
+
 }  // namespace
 }  // namespace stepsim::models
