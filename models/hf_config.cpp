@@ -132,6 +132,13 @@ ModelSpec read_hf_config(const Field& root, const std::string& default_name) {
   else if (family == "bloom") read_bloom(root, m);
   else read_llama_like(root, family, m);
   if (m.head_dim == 0) m.head_dim = m.hidden / m.heads;
+  // Mistral's (and Qwen2's, with use_sliding_window) local attention: each token attends to the
+  // last sliding_window tokens only (transformers' MistralConfig / Qwen2Config), which makes
+  // attention cheaper than stepsim's full causal attention once the sequence is longer.
+  if (auto w = root.optional("sliding_window"); w && !w->is_null() && (family != "qwen2" || flag(root, "use_sliding_window", false)))
+    m.unmodelled.push_back(config::to_string(w->pos()) + ": sliding_window " + w->as_string() +
+                           " (local attention) is not modelled: attention is costed over the whole sequence, so "
+                           "sequences longer than the window come out slower than they run");
   validate_model(m, root);
   return m;
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace stepsim::models {
 
@@ -20,6 +21,10 @@ enum class Position { learned, rotary, alibi, none };
 struct ModelSpec {
   std::string name;                    ///< preset or file name, for reports
   std::string source;                  ///< citation of the architecture numbers
+  /// Fields of the file that change the cost of training and that stepsim does not model, each
+  /// with its position and what is costed instead ("config.json:18:3: sliding_window 4096 ...");
+  /// the commands print them as warnings.
+  std::vector<std::string> unmodelled{};
   double published_params = 0;         ///< the count the source quotes; 0 = none quoted
   int layers = 0;                      ///< transformer layers L
   std::int64_t hidden = 0;             ///< model width h

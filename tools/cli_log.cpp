@@ -43,4 +43,9 @@ config::Log cli_log() {
   return log;
 }
 
+void warn_unmodelled(const models::ModelSpec& model) {
+  const config::Log log = cli_log();
+  for (const auto& note : model.unmodelled) log.warn(note);
+}
+
 }  // namespace stepsim::cli

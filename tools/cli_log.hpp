@@ -4,6 +4,7 @@
 
 #include <spdlog/common.h>
 
+#include "models/model_spec.hpp"
 #include "sim/config/log.hpp"
 
 namespace stepsim::cli {
@@ -13,5 +14,8 @@ void set_up_logging(spdlog::level::level_enum level);
 
 /// A sink to spdlog's logger at its current level; thread-safe (a sweep's workers share it).
 config::Log cli_log();
+
+/// One warning per field of the model's file that changes cost and is not modelled.
+void warn_unmodelled(const models::ModelSpec& model);
 
 }  // namespace stepsim::cli

@@ -125,7 +125,9 @@ int run_advise(const Args& args) {
     complete_nccl_log(*vm, *log);
     box.shape = comm::shape_for(*log);  // the box is the one the log was measured on
   }
-  auto sc = make_scenario(box, models::load_model((*vm)["model"].as<std::string>()), (*vm)["seq"].as<std::int64_t>(),
+  const models::ModelSpec model = models::load_model((*vm)["model"].as<std::string>());
+  warn_unmodelled(model);
+  auto sc = make_scenario(box, model, (*vm)["seq"].as<std::int64_t>(),
                                 (*vm)["global-batch"].as<std::int64_t>());
 
   std::optional<sweep::MeasuredComm> measured;

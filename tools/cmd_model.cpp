@@ -11,6 +11,7 @@
 #include "models/model_yaml.hpp"
 #include "sim/config/units.hpp"
 #include "tools/cli_common.hpp"
+#include "tools/cli_log.hpp"
 #include "tools/commands.hpp"
 
 namespace stepsim::cli {
@@ -167,6 +168,7 @@ int run_model(const Args& args) {
   o.shape.recompute = parse_recompute(recompute);
   o.shape.flash_attention = vm->count("no-flash") == 0;
   const ModelSpec m = models::load_model(model);
+  warn_unmodelled(m);
   if (m.heads % tp != 0 || m.ffn_hidden % tp != 0)
     throw UsageError("stepsim model show: --tp " + std::to_string(tp) + " must divide the " +
                      std::to_string(m.heads) + " heads and FFN width " + std::to_string(m.ffn_hidden));

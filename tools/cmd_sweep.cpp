@@ -56,6 +56,7 @@ int merge(const po::variables_map& vm) {
 int sweep_scenario(const po::variables_map& vm) {
   const std::string path = vm["scenario"].as<std::string>();
   const auto scenario = plan::load_scenario(path);
+  warn_unmodelled(scenario.model);
   const auto space = sweep::load_scenario_sweep(path);
   const auto candidates = sweep::enumerate_plans(scenario, space);
   sweep::RunOptions options;

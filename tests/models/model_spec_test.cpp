@@ -80,6 +80,12 @@ TEST_CASE("HuggingFace config.json files read as their presets") {
   const ModelSpec mistral = load_model(kData + "mistral-7b-config.json");
   CHECK(mistral.kv_heads == 8);
   CHECK(total_params(mistral) == total_params(load_model("mistral-7b")));
+  // Its sliding window changes what attention costs and is not modelled: said, with its place.
+  REQUIRE(mistral.unmodelled.size() == 1);
+  CHECK(mistral.unmodelled[0] == kData + "mistral-7b-config.json:16:21: sliding_window 4096 (local attention) is not "
+                                         "modelled: attention is costed over the whole sequence, so sequences longer than "
+                                         "the window come out slower than they run");
+  CHECK(llama.unmodelled.empty());
 }
 
 TEST_CASE("a scenario's model: value may be a preset, a mapping with overrides, or a path") {
