@@ -36,6 +36,14 @@ class ConfigError : public std::runtime_error {
   std::string message_;
 };
 
+/// A plan stopped by one of stepsim's resource limits (events, memory; limits.hpp) while it was
+/// simulated: still the user's to fix (a flag, a fidelity), but not a plan that is invalid, so a
+/// search that skips invalid plans (advise's what-ifs) must not skip it silently.
+class LimitError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 /// The closest candidate within a small edit distance, or "" (ninja's SpellcheckString).
 std::string closest_match(const std::string& word, const std::initializer_list<std::string>& candidates);
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);

@@ -8,13 +8,13 @@
 namespace stepsim::plan {
 namespace {
 
-config::ConfigError at_strategy(const PlanInputs& in, const std::string& message) {
+config::LimitError at_strategy(const PlanInputs& in, const std::string& message) {
   const auto& w = in.st.where;
   const bool placed = !w.path.empty();
   const std::string hint = in.symmetric || in.grid.dp() == 1 ? ""
                                         : "; this plan runs in full fidelity, and `--fidelity symmetric` "
                                           "simulates one data-parallel replica";
-  return config::ConfigError({in.sc.file, placed ? w.self.line : 0, placed ? w.self.column : 0},
+  return config::LimitError({in.sc.file, placed ? w.self.line : 0, placed ? w.self.column : 0},
                              placed ? w.path : in.st.name, "plan '" + in.st.name + "': " + message + hint);
 }
 
@@ -30,11 +30,11 @@ core::EngineLimits resource_limits() {
   return limits;
 }
 
-config::ConfigError memory_over_limit(const PlanInputs& in, const config::MemoryLimitExceeded& e) {
+config::LimitError memory_over_limit(const PlanInputs& in, const config::MemoryLimitExceeded& e) {
   return at_strategy(in, e.message());
 }
 
-config::ConfigError events_over_limit(const PlanInputs& in) {
+config::LimitError events_over_limit(const PlanInputs& in) {
   const std::int64_t limit = config::limit_value(config::kMaxEvents);
   return at_strategy(in, config::over_limit(config::kMaxEvents, limit + 1, " (the run stopped there)"));
 }

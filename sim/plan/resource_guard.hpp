@@ -17,9 +17,9 @@ namespace stepsim::plan {
 core::EngineLimits resource_limits();
 
 /// The error at the strategy for a plan stopped by the memory limit while built or run.
-config::ConfigError memory_over_limit(const PlanInputs& in, const config::MemoryLimitExceeded& e);
+config::LimitError memory_over_limit(const PlanInputs& in, const config::MemoryLimitExceeded& e);
 
 /// The error for a step stopped by its event limit (the engine's SimulationError).
-config::ConfigError events_over_limit(const PlanInputs& in);
+config::LimitError events_over_limit(const PlanInputs& in);
 
 }  // namespace stepsim::plan

@@ -41,6 +41,8 @@ std::optional<plan::StepResult> try_plan(const plan::Scenario& changed, plan::St
     plan::StepResult r = simulate(changed, checked);
     r.name = checked.name;
     return r;
+  } catch (const config::LimitError&) {
+    throw;  // a plan too costly to simulate is not an invalid one: say so, do not drop it
   } catch (const config::ConfigError&) {
     return std::nullopt;
   }

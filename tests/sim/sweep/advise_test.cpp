@@ -37,6 +37,17 @@ sweep::SweepOutcome four_plans() {
   return o;
 }
 
+// One simulated plan: tp1-pp1-dp4, ZeRO-0, 1f1b, no recompute, at `micro_batch`.
+sweep::SweepOutcome one_dp_plan(int micro_batch) {
+  sweep::SweepOutcome o;
+  plan::StepResult r = result("tp1-pp1-dp4-z0-mb" + std::to_string(micro_batch), 1, 1, 1000, true);
+  r.micro_batch = micro_batch;
+  r.schedule = "1f1b";
+  r.recompute = "none";
+  o.results = {{0, r}};
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("advise picks the best plan, the best with tp = pp = 1 and the best 3D plan") {
@@ -79,12 +90,7 @@ TEST_CASE("what-if: the picked plans re-simulated, micro-batch halved until they
   // On the small scenario, the fake fits only with micro_batch ≤ 2: a winner with micro_batch 8
   // comes back as micro_batch 2 (8 -> 4 does not fit -> 2 fits).
   const auto sc = sweep_test::small_scenario();
-  sweep::SweepOutcome o;
-  plan::StepResult r = result("tp1-pp1-dp4-z0-mb8", 1, 1, 1000, true);
-  r.micro_batch = 8;
-  r.schedule = "1f1b";
-  r.recompute = "none";
-  o.results = {{0, r}};
+  const auto o = one_dp_plan(8);
   const auto a = sweep::choose_plans(o);
   const auto w = sweep::simulate_what_if("same box", sc, o, a, sweep_test::fake_simulate);
   REQUIRE(w.best);
@@ -92,6 +98,20 @@ TEST_CASE("what-if: the picked plans re-simulated, micro-batch halved until they
   CHECK(w.best->name == "tp1-pp1-dp4-z0-mb2");
   CHECK(w.best->fits);
   CHECK_FALSE(w.best_3d);
+}
+
+TEST_CASE("what-if: a plan stopped by a resource limit is an error, not a plan skipped as invalid") {
+  const auto sc = sweep_test::small_scenario();
+  const auto o = one_dp_plan(2);
+  const auto a = sweep::choose_plans(o);
+  const sweep::SimulateFn over_limit = [](const plan::Scenario&, const plan::Strategy&) -> plan::StepResult {
+    throw config::LimitError({"s.yaml", 0, 0}, "x", "past its event limit");
+  };
+  CHECK_THROWS_AS(sweep::simulate_what_if("same box", sc, o, a, over_limit), config::LimitError);
+  const sweep::SimulateFn invalid = [](const plan::Scenario&, const plan::Strategy&) -> plan::StepResult {
+    throw config::ConfigError({"s.yaml", 0, 0}, "x", "tp does not divide");
+  };
+  CHECK_FALSE(sweep::simulate_what_if("same box", sc, o, a, invalid).best);
 }
 
 TEST_CASE("advise JSON: best, best_zero3, best_3d, tried, fits") {
