@@ -12,11 +12,6 @@ using config::Field;
 
 std::string gpus_file() { return std::string(STEPSIM_DATA_DIR) + "/hardware/gpus.yaml"; }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 const std::vector<std::string> kModelKeys{"matmul_efficiency", "matmul_tile_m",    "matmul_tile_n",
                                           "matmul_k_half",     "matmul_tile_half_intensity",
                                           "attention_efficiency", "attention_backward_efficiency",
@@ -121,7 +116,7 @@ GpuSpec find_gpu_spec(const std::string& name, const config::SourcePos& where,
   std::vector<std::string> all_names;
   for (const auto& entry : file.entries)
     for (const auto& n : names_of(entry)) {
-      if (lower(n) == lower(name)) return read_gpu(entry, file.defaults);
+      if (config::ascii_lower(n) == config::ascii_lower(name)) return read_gpu(entry, file.defaults);
       all_names.push_back(n);
     }
   std::string message = "unknown GPU '" + name + "'";

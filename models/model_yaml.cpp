@@ -39,11 +39,6 @@ ModelSpec read_document(const std::string& path, std::string name = {}) {
   return read_model_yaml(root, name);
 }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -53,7 +48,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // "mistral7b". Without case, an organisation prefix, a "-hf"/"-base" suffix, a version suffix
 // ("-v0.1"), a leading "meta-", and separators.
 std::string spelling_key(const std::string& name) {
-  std::string s = lower(name);
+  std::string s = config::ascii_lower(name);
   if (const auto slash = s.rfind('/'); slash != std::string::npos) s = s.substr(slash + 1);
   for (const char* tail : {"-hf", "-base"})
     if (ends_with(s, tail)) s.resize(s.size() - std::strlen(tail));
@@ -79,7 +74,7 @@ std::optional<std::string> preset_named(const std::string& text) {
 
 // The size a model name ends with ("7b", "8x7b", "1.5b", "125m"), or "".
 std::string size_token(const std::string& name) {
-  const std::string s = lower(name);
+  const std::string s = config::ascii_lower(name);
   const auto dash = s.find_last_of("-_/");
   const std::string last = dash == std::string::npos ? s : s.substr(dash + 1);
   if (last.size() < 2 || (last.back() != 'b' && last.back() != 'm')) return "";

@@ -68,4 +68,9 @@ std::string closest_match(const std::string& word, const std::initializer_list<s
   return closest_match(word, std::vector<std::string>(candidates));
 }
 
+std::string ascii_lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 }  // namespace stepsim::config

@@ -44,6 +44,9 @@ class LimitError : public ConfigError {
   using ConfigError::ConfigError;
 };
 
+/// `text` with ASCII letters in lower case: names compared without case (GPU, model presets).
+std::string ascii_lower(std::string text);
+
 /// The closest candidate within a small edit distance, or "" (ninja's SpellcheckString).
 std::string closest_match(const std::string& word, const std::initializer_list<std::string>& candidates);
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/config/limits.hpp"
+
 namespace stepsim::report {
 
 std::string fixed(double value, int decimals) {
@@ -13,14 +15,8 @@ std::string fixed(double value, int decimals) {
 
 std::string with_thousands(double value) {
   if (!std::isfinite(value)) return "n/a";
-  const bool negative = value < 0;
-  const std::string digits = fixed(std::fabs(std::round(value)), 0);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return negative ? "-" + out : out;
+  if (std::fabs(value) >= 9e18) return fixed(value, 0);  // past int64: no reader counts that far
+  return config::with_commas(std::llround(value));
 }
 
 std::string percent(double fraction, int decimals) { return fixed(100.0 * fraction, decimals) + " %"; }
