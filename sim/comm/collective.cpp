@@ -50,14 +50,6 @@ void check_request(const hw::Cluster& cluster, const CollectiveRequest& req, std
 
 }  // namespace
 
-bool use_coarse_mode(std::size_t ranks, bool cluster_is_large) {
-  return ranks > 2 && (cluster_is_large || ranks > kCoarseAboveRanks);
-}
-
-bool use_coarse_mode(RingMode rings, std::size_t ranks) {
-  return rings == RingMode::automatic ? use_coarse_mode(ranks) : rings == RingMode::folded;
-}
-
 PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& req) {
   PlannedCollective out{.chosen = req.algorithm, .plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req))};
   FoldedTiming folded = fold_rings(router, req.gpus, out.plan);

@@ -23,6 +23,7 @@
 
 #include "sim/comm/network.hpp"
 #include "sim/comm/ops.hpp"
+#include "sim/comm/timing_method.hpp"
 #include "sim/core/time.hpp"
 
 namespace stepsim::comm {
@@ -36,23 +37,6 @@ struct CollectiveRequest {
   int root = 0;                   ///< broadcast root (a rank, not a GPU)
   bool coarse = false;            ///< fold ring steps into one flow per rank (large groups)
 };
-
-/// How finely a collective's rings are simulated: every ring step as its own flows (step, the
-/// reference), rings folded into one flow each (folded, folded_ring.hpp; other algorithms' steps
-/// walked outside the engine), or folded where use_coarse_mode() says. Not plan::Fidelity, which
-/// says which ranks of a step are simulated.
-enum class RingMode { automatic, step, folded };
-
-/// Groups above this many ranks fold their rings by default: a step-by-step ring is 2(n−1)·n
-/// flows per collective (a 128-rank all-reduce: 32,512 flows per channel and size), which made a
-/// 32-GPU ZeRO-3 step take minutes and a 128-rank `stepsim collective` sweep over ten.
-constexpr std::size_t kCoarseAboveRanks = 8;
-
-/// Whether a collective over `ranks` ranks should run in coarse mode: above kCoarseAboveRanks, or
-/// above 2 when the caller simulates a large cluster (sim/plan). Two ranks have no ring to fold.
-bool use_coarse_mode(std::size_t ranks, bool cluster_is_large = false);
-/// Resolves RingMode::automatic with use_coarse_mode().
-bool use_coarse_mode(RingMode rings, std::size_t ranks);
 
 struct CollectiveTasks {
   std::vector<core::TaskId> members;  ///< one hold per rank, on member_streams[i]
@@ -86,7 +70,7 @@ core::Duration estimate(const hw::Router& router, const CollectiveRequest& reque
 /// bandwidth alone would be slower than the best so far is not planned.
 Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& request);
 
-/// choose_algorithm() with the winner's estimate(), for callers that need both (one walk each),
+/// choose_algorithm() with the winner's estimate(), for callers that need both (one estimate each),
 /// and the winner's coarse-mode plan with its folded rings' latencies (the tuner plans every
 /// candidate in coarse mode, estimate.cpp): what add_collective() would compute again for a
 /// coarse request, its costliest part being the ring lattices.

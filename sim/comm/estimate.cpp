@@ -1,4 +1,4 @@
-// estimate() and the tuner: the plan walked on paper (collective.hpp says what it assumes).
+// estimate() and the tuner: the plan timed on paper (collective.hpp says what it assumes).
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -46,8 +46,8 @@ void lay_out(const hw::Router& router, const CollectiveRequest& req, const StepP
 double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes) * t.wire_factor; }
 
 // `folded`: the plan's folded_ring_latencies().
-core::Duration walk(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan,
-                    const std::vector<std::optional<std::int64_t>>& folded) {
+core::Duration on_paper(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan,
+                        const std::vector<std::optional<std::int64_t>>& folded) {
   const hw::Cluster& cluster = router.cluster();
   Paper p;
   lay_out(router, req, plan, p);
@@ -183,11 +183,11 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
       r.algorithm = a;
       r.protocol = p;
       // Rings (and hierarchical's ring phases) are timed by their step lattice (folded_ring.hpp)
-      // at either fidelity: it is step mode's own time where the paper walk of every step is
+      // at either fidelity: it is step mode's own time where the paper estimate of every step is
       // not, and the same estimate at both fidelities makes both pick the same algorithm.
       r.coarse = true;
       PlannedCollective planned = plan_collective(router, r);
-      if (const auto t = walk(router, r, planned.plan, planned.folded_latency_ps); !best || t < best->time)
+      if (const auto t = on_paper(router, r, planned.plan, planned.folded_latency_ps); !best || t < best->time)
         best = AlgorithmChoice{a, p, t, std::move(planned)};
     }
   }
@@ -202,7 +202,7 @@ Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& re
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& req) {
   if (req.algorithm == Algorithm::automatic || !req.protocol) return choose_with_estimate(router, req).time;
   const StepPlan plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req));
-  return walk(router, req, plan, folded_ring_latencies(router, req.gpus, plan));
+  return on_paper(router, req, plan, folded_ring_latencies(router, req.gpus, plan));
 }
 
 }  // namespace stepsim::comm

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 
-#include "sim/comm/lattice_walk.hpp"
 #include "sim/comm/network.hpp"
-#include "sim/comm/plan_walk.hpp"
+#include "sim/comm/plan_dag.hpp"
+#include "sim/core/transfer_dag.hpp"
 
 namespace stepsim::comm {
 namespace {
@@ -85,12 +86,12 @@ LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring
 
 // Appends one kind of route per hop of the folded ring `t` (each route with its own start
 // latency, over every link); returns the first hop's index.
-int add_hop_kinds(WalkGraph& g, const hw::Cluster& cluster, const PlannedTransfer& t, const HopRoutes& hops) {
+int add_hop_kinds(core::TransferDag& g, const hw::Cluster& cluster, const PlannedTransfer& t, const HopRoutes& hops) {
   const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps, .network_step_latency_ps = t.network_step_latency_ps};
   const auto first = static_cast<int>(g.routes.size());
   for (const auto& routes : hops) {
-    WalkRoutes kind;
-    for (const auto& r : routes) kind.push_back(walk_route(cluster, r, one_step));
+    core::DagRoutes kind;
+    for (const auto& r : routes) kind.push_back(dag_route(cluster, r, one_step));
     g.routes.push_back(std::move(kind));
   }
   return first;
@@ -116,8 +117,8 @@ void keep_one_private_crossing(std::vector<LatticeRing>& rings, std::size_t link
     }
 }
 
-// The same lattice walked round by round, for plans with a level of more than kEventLatticeJobs
-// jobs, where the max-min walk would cost seconds, on each hop's bottleneck links only. Within a step, the crossings of each link share it by processor sharing from
+// The same lattice walked round by round, for lattices above kDagFlowRanks, whose DAG
+// would cost seconds, on each hop's bottleneck links only. Within a step, the crossings of each link share it by processor sharing from
 // when they are ready; what the link still owes earlier steps joins them as one more crossing,
 // and a hop's step follows its previous one by at least `busy`. Steps of different rounds never
 // share a link here, so rings whose steps drift apart in time come out a little fast (a few % in
@@ -212,18 +213,15 @@ std::vector<double> lattice_times_by_step(const std::vector<LatticeRing>& rings,
   return out;
 }
 
-// The lattice of every folded ring of the plan walked at once (lattice_walk.hpp): ring i's step
-// s of hop p is a job after step s−1 of hop p−1, its step 0 of hop p after what member p waits
-// for (ring_entry); a member's join after the ring's last step into that member. Per folded ring,
-// when its last step is in (other transfers: 0).
+// The lattice of every folded ring of the plan as one transfer DAG: ring i's step s of hop p is a
+// job after step s−1 of hop p−1, its step 0 of hop p after what member p waits for (ring_entry);
+// a member's join after the ring's last step into that member. Per folded ring, when its last
+// step is in (other transfers: 0).
 std::vector<double> plan_lattice_ends(const hw::Cluster& cluster, const StepPlan& plan, const std::vector<HopRoutes>& hops) {
-  WalkGraph g;
+  core::TransferDag g;
   std::vector<std::pair<std::int64_t, std::int64_t>> edges;  // (before, after)
   std::vector<std::int64_t> end_job(plan.transfers.size()), first_job(plan.transfers.size(), -1);
-  auto add_job = [&](WalkJob job) {
-    g.jobs.push_back(job);
-    return static_cast<std::int64_t>(g.jobs.size()) - 1;
-  };
+  auto add_job = [&g](core::DagJob job) { return g.add_job(job); };
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& t = plan.transfers[i];
     if (t.ring.empty()) {  // a join
@@ -257,14 +255,9 @@ std::vector<double> plan_lattice_ends(const hw::Cluster& cluster, const StepPlan
     end_job[i] = add_job({});  // the whole ring's end: after every last step
     for (std::int64_t p = 0; p < n; ++p) edges.emplace_back(first_job[i] + (t.latency_steps - 1) * n + p, end_job[i]);
   }
-  g.next_begin.assign(g.jobs.size() + 1, 0);
-  for (const auto& e : edges) ++g.next_begin[static_cast<std::size_t>(e.first) + 1];
-  for (std::size_t j = 1; j < g.next_begin.size(); ++j) g.next_begin[j] += g.next_begin[j - 1];
-  g.next.resize(edges.size());
-  auto fill = g.next_begin;
-  for (const auto& e : edges) g.next[static_cast<std::size_t>(fill[static_cast<std::size_t>(e.first)]++)] = e.second;
-  drop_implied_links(g.routes, cluster.links.size());
-  const auto finish = *walk_max_min(g, cluster.links.size());
+  g.set_edges(edges);
+  core::drop_implied_links(g.routes, cluster.links.size());
+  const auto finish = core::finish_times(g, dag_solver(true));
   std::vector<double> out(plan.transfers.size(), 0.0);
   for (std::size_t i = 0; i < plan.transfers.size(); ++i)
     if (!plan.transfers[i].ring.empty()) out[i] = finish[static_cast<std::size_t>(end_job[i])];
@@ -287,11 +280,12 @@ std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vecto
 }
 
 std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router& router, const std::vector<int>& gpus,
-                                                               const StepPlan& plan, std::int64_t event_jobs) {
-  return fold_rings(router, gpus, plan, event_jobs).latency_ps;
+                                                               const StepPlan& plan, std::optional<IdleTiming> method) {
+  return fold_rings(router, gpus, plan, method).latency_ps;
 }
 
-FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan, std::int64_t event_jobs) {
+FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
+                        std::optional<IdleTiming> method) {
   FoldedTiming timing{.latency_ps = std::vector<std::optional<std::int64_t>>(plan.transfers.size())};
   auto& out = timing.latency_ps;
   // Step-mode plans (every collective outside coarse mode) have no folded ring: nothing to do.
@@ -301,7 +295,6 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
   const auto level = levels_of(plan);
   std::map<int, std::vector<std::size_t>> rings_at;  // level -> its folded rings, which run at once
   std::vector<HopRoutes> hops(plan.transfers.size());
-  std::map<int, std::int64_t> jobs_at;  // level -> steps × hops of its rings
   bool only_rings = true;  // and joins: what coarse ring and hierarchical plans hold
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& t = plan.transfers[i];
@@ -311,15 +304,22 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
     }
     hops[i] = hop_routes_of(router, gpus, t);
     rings_at[level[i]].push_back(i);
-    jobs_at[level[i]] += static_cast<std::int64_t>(t.latency_steps) * static_cast<std::int64_t>(t.ring.size());
   }
-  // The whole plan's lattice at once where each level fits (levels run mostly one after another,
-  // so the largest sets the cost): each member of a phase starts when its own part of the phase
+  // The whole plan's lattice as one DAG where idle_timing() allows its flows (counted as
+  // core::flow_count would, without building it: S steps of every hop's routes, in slices beyond
+  // those common to every ring): each member of a phase starts when its own part of the phase
   // before is in, as in step mode (hierarchical's phases overlap that way). Else round by round.
-  std::int64_t largest = 0;
-  for (const auto& [lvl, jobs] : jobs_at) largest = std::max(largest, jobs);
+  int common_slices = 0;
+  for (const auto& t : plan.transfers)
+    if (!t.ring.empty()) common_slices = std::gcd(common_slices, t.slices);
+  std::int64_t lattice_flows = 0;
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i)
+    for (const auto& routes : hops[i])
+      lattice_flows += std::int64_t{plan.transfers[i].latency_steps} * static_cast<std::int64_t>(routes.size()) *
+                       (plan.transfers[i].slices / std::max(common_slices, 1));
+  const IdleTiming how = method ? *method : idle_timing(lattice_flows, gpus.size(), true);
   std::optional<std::vector<double>> whole_end;  // per folded ring: when its last step is in
-  if (only_rings && largest <= event_jobs) {
+  if (only_rings && how == IdleTiming::dag) {
     whole_end = plan_lattice_ends(cluster, plan, hops);
     timing.lattice_end_ps = std::llround(*std::max_element(whole_end->begin(), whole_end->end()));
   }

@@ -16,7 +16,7 @@
 // latency) after step s−1 has arrived from hop p−1, then crosses the hop's links. Where several
 // hops share a link (NVLink ports that every channel's ring crosses, a PCIe uplink, host memory)
 // how long a crossing takes depends on which other crossings are on the link at that moment, so
-// the lattices of all folded rings at one dependency level are walked together, as events: each
+// the lattices of all folded rings of the plan are solved together as one transfer DAG: each
 // step of each hop is one fluid flow per route, and rates are max-min fair over the routes' links,
 // as step mode's flows are in the engine, with its whole-picosecond rounding. Links that another
 // link of every route crossing them implies are left out (exact for max-min). On a uniform idle
@@ -26,12 +26,11 @@
 // idle machine, busy = the busiest link's time for one step of every ring) after a latency of
 // T − S·busy (the pipeline's fill and drain), T being the slowest ring's of its level, so that
 // all of them end at T when idle, and only their bandwidth part stretches under contention.
-// Cost: one max-min refill per instant at which steps start or end, over the flows connected to
-// them through shared links (O(J) refills for J = Σ S·n jobs, each O(flows × links) of its part
-// of the machine), against J·slices engine flows, each a full re-solve of its component, in step
-// mode. Where a level has more than `event_jobs` jobs, a round-by-round walk on each hop's
+// Cost: the lattice is a transfer DAG (core::finish_times) of J = Σ S·n jobs, one flow each per
+// route, solved on the flow network, which re-solves only the flows a start or end can move. Where
+// it has more than kDagFlows flows (timing_method.hpp), a round-by-round walk on each hop's
 // bottleneck links (O(J·k), k hops per link) that is a few % fast where latency and bytes weigh
-// alike. Agreement with step mode: tests/sim/comm/folded_ring_test.cpp.
+// alike. Agreement with step mode: tests/sim/comm/timing_methods_test.cpp.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +39,7 @@
 
 #include "hardware/router.hpp"
 #include "sim/comm/step_plan.hpp"
+#include "sim/comm/timing_method.hpp"
 
 namespace stepsim::comm {
 
@@ -47,30 +47,26 @@ namespace stepsim::comm {
 /// point-to-point transfer, one concatenated route per sub-ring for a folded ring. None for a join.
 std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vector<int>& gpus, const PlannedTransfer& t);
 
-/// Plans whose every level has up to this many jobs (steps × hops) are walked as max-min events:
-/// 128 ranks × 8 channels all-reduce is 260k jobs, ~1 s on dgx-a100; 512 ranks would be 2M,
-/// several seconds per collective shape.
-inline constexpr std::int64_t kEventLatticeJobs = std::int64_t{1} << 18;
-
 struct FoldedTiming {
   /// Per transfer of the plan: the start latency of a folded ring (T − S·busy above, T the slowest
   /// end among the folded rings at its dependency level), nullopt for the others.
   std::vector<std::optional<std::int64_t>> latency_ps{};
   /// When the last folded ring's last step is in, from the plan's start on an idle machine, where
-  /// the whole plan's lattice was walked at once (a plan of only folded rings and joins, every
-  /// level within event_jobs): step mode's own time. The engine's folded flows end there too,
+  /// the whole plan's lattice was solved as a transfer DAG (a plan of only folded rings and
+  /// joins, idle_timing() dag): step mode's own time. The engine's folded flows end there too,
   /// except where phases overlap member by member in step mode (hierarchical on h100-pcie-nvlink:
   /// each phase's one flow per ring waits for the whole phase before, +9.5 % at 8 GiB).
   std::optional<std::int64_t> lattice_end_ps{};
 };
 
-/// The folded rings of `plan` timed by their step lattice.
+/// The folded rings of `plan` timed by their step lattice, solved as idle_timing() says for its
+/// size, or by `method` (dag or rounds) where given: tests compare both with step mode.
 FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
-                        std::int64_t event_jobs = kEventLatticeJobs);
+                        std::optional<IdleTiming> method = std::nullopt);
 
 /// fold_rings(...).latency_ps.
 std::vector<std::optional<std::int64_t>> folded_ring_latencies(const hw::Router& router, const std::vector<int>& gpus,
                                                                const StepPlan& plan,
-                                                               std::int64_t event_jobs = kEventLatticeJobs);
+                                                               std::optional<IdleTiming> method = std::nullopt);
 
 }  // namespace stepsim::comm

@@ -27,7 +27,7 @@ struct PlannedCollective {
   Algorithm chosen = Algorithm::ring;
   StepPlan plan{};  ///< plan.protocol is the protocol chosen
   std::vector<std::optional<std::int64_t>> folded_latency_ps{};
-  /// Where the whole plan's ring lattice was walked at once: when it ends, idle, from the plan's
+  /// Where the whole plan's ring lattice was solved as one DAG: when it ends, idle, from the plan's
   /// start (folded_ring.hpp, FoldedTiming).
   std::optional<std::int64_t> lattice_end_ps{};
 };

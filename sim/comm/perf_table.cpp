@@ -10,7 +10,7 @@
 #include "sim/comm/algorithm.hpp"
 #include "sim/comm/collective.hpp"
 #include "sim/comm/plan_input.hpp"
-#include "sim/comm/plan_walk.hpp"
+#include "sim/comm/plan_dag.hpp"
 #include "sim/config/units.hpp"
 #include "sim/core/engine.hpp"
 
@@ -33,10 +33,10 @@ std::string format_time(double us) {
 
 // Whether coarse mode has a folded form of this op and algorithm (ring_phase.hpp: ring AR, AG, RS;
 // hierarchical). A tree, a broadcast chain or direct sends over hundreds of ranks stay thousands
-// of slices × ranks flows, which the engine re-solves at every event, so at coarse fidelity those
-// are walked by plan_walk.hpp, step mode's time without the engine; where that walk would exceed
-// its budgets (a 64 MiB tree over 64 single-GPU servers, 16 MiB over 1024), timed on paper with
-// estimate(), as the tuner times them (64 single-GPU servers at 64 MiB: −10 %).
+// of slices × ranks flows, which the engine re-solves at every event, so at coarse fidelity alone
+// on the machine those are solved as a transfer DAG (plan_dag.hpp), step mode's time without the
+// engine, or timed on paper with estimate() where idle_timing() finds the DAG too large (a 64 MiB
+// tree over 64 single-GPU servers), as the tuner times them.
 bool has_folded_form(Op op, Algorithm algorithm) {
   return (algorithm == Algorithm::ring && op != Op::broadcast) || algorithm == Algorithm::hierarchical;
 }
@@ -65,10 +65,10 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
     // The plan the tuner timed where it ran (it plans in coarse mode, as here), else a fresh one.
     planned = tuned ? std::move(tuned->coarse_plan) : plan_collective(router, fixed);
     if (!has_folded_form(op, chosen)) {
-      const auto walked = walk_step_plan(router, gpus, planned->plan);
-      return row(walked ? *walked : on_paper());
+      const auto solved = step_plan_time(router, gpus, planned->plan);
+      return row(solved ? *solved : on_paper());
     }
-    // Alone on the machine, a plan whose whole lattice was walked takes the lattice's time, step
+    // Alone on the machine, a plan whose whole lattice was solved takes the lattice's time, step
     // mode's own; the engine's folded flows end there too, but for phases that overlap member by
     // member (folded_ring.hpp, FoldedTiming).
     if (planned->lattice_end_ps) return row(core::picoseconds(planned->plan.launch_latency_ps + *planned->lattice_end_ps));

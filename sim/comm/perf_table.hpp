@@ -38,10 +38,10 @@ struct PerfTable {
 /// Simulates one collective of `bytes` over `gpus` in a fresh Engine (engine = true) or on paper
 /// with estimate() (engine = false), with `rings` (automatic: folded above kCoarseAboveRanks),
 /// under `protocol` (none: the tuner's pick, as NCCL without NCCL_PROTO).
-/// Coarse times a ring or hierarchical plan by the lattice of the whole plan where it was walked
-/// at once (folded_ring.hpp), else runs its folded rings in the engine; other algorithms are
-/// walked outside the engine (plan_walk.hpp), or timed on paper where that walk would exceed its
-/// budgets (~2 s, then ~10 s on the flow network).
+/// Coarse times a ring or hierarchical plan by the lattice of the whole plan where that was
+/// solved as one DAG (folded_ring.hpp), else runs its folded rings in the engine; other
+/// algorithms are solved as a transfer DAG outside the engine (plan_dag.hpp), or timed on paper
+/// where that DAG is too large (timing_method.hpp says which).
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
                       Algorithm algorithm, bool engine = true, RingMode rings = RingMode::automatic,
                       std::optional<hw::Protocol> protocol = std::nullopt);

@@ -1,7 +1,6 @@
 // How fractional picoseconds become whole ones. Every completion time the engine computes goes
 // through here, so rounding happens once per completion (never per hop) and always up: a
-// non-empty transfer or a non-zero piece of work never takes 0 ps. sim/comm's coarse-mode walker
-// (lattice_walk.cpp) rounds its flows' ends here too, so that it ties where the engine does.
+// non-empty transfer or a non-zero piece of work never takes 0 ps.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Pins sim/comm/collective.cpp and the algorithms against physics: the ring formula, max-min sharing between collectives, and estimate() against the engine.
+// Pins sim/comm/collective.cpp and the algorithms against physics: the ring formula, max-min sharing between collectives, the latency floor and the tuner (every timing method against step mode: timing_methods_test.cpp).
 #include <doctest/doctest.h>
 
 #include "comm_fixture.hpp"
@@ -134,22 +134,6 @@ TEST_CASE("LL128 is a candidate only where the GPUs of a server talk over NVLink
   const hw::Router router(nvswitch);
   const auto mid = simulate_sweep(router, Op::all_reduce, first_gpus(8), {2LL << 20}, Algorithm::automatic, false);
   CHECK(mid.rows.front().protocol == hw::Protocol::ll128);
-}
-
-TEST_CASE("estimate() tracks the engine for every algorithm on an idle dgx-h100") {
-  const auto cluster = hw::load_cluster("dgx-h100");
-  const hw::Router router(cluster);
-  for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::nvls}) {
-    for (hw::Protocol p : all_protocols()) {
-      if (a == Algorithm::nvls && p != hw::Protocol::simple) continue;
-      CAPTURE(to_string(a) + " " + to_string(p));
-      const CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(8), .bytes = 256LL << 20, .algorithm = a, .protocol = p};
-      // The tree's paper walk charges each level's bytes at equal shares; under LL128, whose
-      // per-slice latency is a third of Simple's, the engine overlaps more of it: 5.3 % apart.
-      const double tolerance = p == hw::Protocol::simple ? 0.05 : 0.06;
-      CHECK(static_cast<double>(estimate(router, req).ps) * 1e-6 == doctest::Approx(run_together(router, {req}).front()).epsilon(tolerance));
-    }
-  }
 }
 
 TEST_CASE("bad requests are rejected at once") {

@@ -1,49 +1,23 @@
-#include "sim/comm/lattice_walk.hpp"
-
+// The transfer DAG solved by refills: at each instant where flows start or end, every flow
+// connected to them through shared links is brought up to date and the group re-filled by
+// progressive filling, links that fill at the same level settled together (a symmetric
+// collective has many), rates in bytes per ps over each crossing's time per byte. Only moving
+// flows have a record, in a pool whose freed records are reused.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <queue>
 
-#include "sim/comm/walk_jobs.hpp"
+#include "sim/core/dag_solve.hpp"
 #include "sim/core/rounding.hpp"
 
-namespace stepsim::comm {
+namespace stepsim::core {
 
-void drop_implied_links(std::vector<WalkRoutes>& routes, std::size_t link_count) {
-  std::vector<std::vector<int>> routes_on(link_count);  // link -> the routes (numbered in order) that cross it
-  int number = 0;
-  for (const auto& kind : routes)
-    for (const auto& route : kind) {
-      for (const auto& c : route.links) routes_on[static_cast<std::size_t>(c.link)].push_back(number);
-      ++number;
-    }
-  for (auto& on : routes_on) on.erase(std::unique(on.begin(), on.end()), on.end());  // numbered in order: sorted
-  std::vector<char> implied(link_count, 0), checked(link_count, 0);
-  for (const auto& kind : routes)
+std::vector<double> solve_by_refills(const TransferDag& graph) {
+  std::size_t link_count = 0;
+  for (const auto& kind : graph.routes)
     for (const auto& route : kind)
-      for (const auto& a : route.links) {
-        const auto ua = static_cast<std::size_t>(a.link);
-        if (checked[ua]) continue;
-        checked[ua] = 1;
-        // A is full only when B is if B carries every flow A does, each at no less work per byte.
-        for (const auto& b : route.links) {
-          const auto ub = static_cast<std::size_t>(b.link);
-          if (b.link == a.link || b.ps_per_byte < a.ps_per_byte * (1 - 1e-9)) continue;
-          const bool mutual = routes_on[ua].size() == routes_on[ub].size() && b.ps_per_byte <= a.ps_per_byte * (1 + 1e-9);
-          if (mutual && b.link > a.link) continue;  // of two that imply each other, the first stays
-          if (std::includes(routes_on[ub].begin(), routes_on[ub].end(), routes_on[ua].begin(), routes_on[ua].end())) {
-            implied[ua] = 1;
-            break;
-          }
-        }
-      }
-  for (auto& kind : routes)
-    for (auto& route : kind)
-      std::erase_if(route.links, [&](const WalkCrossing& c) { return implied[static_cast<std::size_t>(c.link)] != 0; });
-}
-
-std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::size_t link_count, const WalkBudget& budget) {
+      for (const auto& c : route.links) link_count = std::max(link_count, static_cast<std::size_t>(c.link) + 1);
   // Only moving flows have a record, in a pool whose freed records are reused; an end event
   // names a record and the version it was computed for, so a reused record's old events are stale.
   struct Flow {
@@ -64,7 +38,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     bool operator>(const Event& o) const { return t > o.t; }
   };
   const auto& jobs = graph.jobs;
-  WalkJobs walk_jobs(graph);
+  Release release(graph);
   std::vector<Flow> flows;
   std::vector<std::int64_t> free_flows;
   // Link -> its moving flows, each with which link of its route this is; slot[f·longest + k]:
@@ -81,9 +55,8 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
   std::vector<std::uint32_t> link_seen(link_count, 0);
   std::vector<double> capacity(link_count), weight(link_count);
   std::uint32_t stamp = 0;
-  std::int64_t spent = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-  auto route_of = [&](std::int64_t f) -> const WalkRoute& {
+  auto route_of = [&](std::int64_t f) -> const DagRoute& {
     const Flow& flow = flows[static_cast<std::size_t>(f)];
     const auto& kind = graph.routes[static_cast<std::size_t>(jobs[static_cast<std::size_t>(flow.job)].routes)];
     return kind[flow.route % kind.size()];
@@ -111,9 +84,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
         flow.seen = stamp, group.push_back(f);
         const auto& links = route_of(f).links;
         for (const auto& c : links) see_link(c.link);
-        spent += static_cast<std::int64_t>(links.size());  // each flow-link is visited a few times below
       }
-    spent += static_cast<std::int64_t>(group_links.size());
     std::erase_if(group, [&](std::int64_t f) {
       auto& flow = flows[static_cast<std::size_t>(f)];
       flow.left -= flow.rate * (now - flow.t), flow.t = now, flow.fixed = false;
@@ -128,7 +99,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       }
       ++flow.version;
       free_flows.push_back(f);
-      walk_jobs.flow_done(flow.job, now);
+      release.flow_done(flow.job, now);
       return true;
     });
     // Progressive filling: every flow's rate (bytes per ps) rises alike until a link is full;
@@ -142,7 +113,6 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
     while (unfixed > 0) {
       std::erase_if(open_links, [&](int l) { return weight[static_cast<std::size_t>(l)] <= 0; });
       if (open_links.empty()) break;
-      spent += static_cast<std::int64_t>(open_links.size());
       double level = std::numeric_limits<double>::infinity();
       for (int l : open_links) level = std::min(level, capacity[static_cast<std::size_t>(l)] / weight[static_cast<std::size_t>(l)]);
       filled.clear();
@@ -169,17 +139,14 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       auto& flow = flows[static_cast<std::size_t>(f)];
       if (flow.rate == flow.scheduled_rate) continue;
       flow.scheduled_rate = flow.rate;
-      const double when = flow.rate > 0 ? now + static_cast<double>(core::ceil_ps(flow.left / flow.rate)) : now;
+      const double when = flow.rate > 0 ? now + static_cast<double>(ceil_ps(flow.left / flow.rate)) : now;
       events.push({when, true, f, 0, ++flow.version});
-      ++spent;
     }
   };
-  walk_jobs.release(start_flow);
+  release.release(start_flow);
   // Events of one instant (a symmetric collective's flows start and end together) share a refill.
   std::vector<int> seeds;
   while (!events.empty()) {
-    if (spent > budget.total || (spent > budget.allowance && spent - budget.allowance > budget.per_job * walk_jobs.jobs_done()))
-      return std::nullopt;
     const double now = events.top().t;
     seeds.clear();
     while (!events.empty() && events.top().t <= now) {
@@ -199,7 +166,7 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
         f = free_flows.back();
         free_flows.pop_back();
         const auto& job = jobs[static_cast<std::size_t>(e.id)];
-        const auto flows_of_job = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * walk_jobs.flows_per_route(job);
+        const auto flows_of_job = static_cast<double>(graph.routes[static_cast<std::size_t>(job.routes)].size()) * release.flows_per_route(job);
         auto& flow = flows[static_cast<std::size_t>(f)];
         flow.job = e.id, flow.route = e.route;
         flow.left = job.bytes / flows_of_job, flow.t = now, flow.rate = 0, flow.scheduled_rate = -1, flow.fixed = false;
@@ -213,9 +180,9 @@ std::optional<std::vector<double>> walk_max_min(const WalkGraph& graph, std::siz
       for (const auto& c : route_of(f).links) seeds.push_back(c.link);
     }
     if (!seeds.empty()) refill(seeds, now);
-    walk_jobs.release(start_flow);
+    release.release(start_flow);
   }
-  return std::move(walk_jobs.finish_times());
+  return std::move(release.finish_times());
 }
 
-}  // namespace stepsim::comm
+}  // namespace stepsim::core
