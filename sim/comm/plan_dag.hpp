@@ -1,7 +1,7 @@
 // A collective's plan as a core::TransferDag: each transfer a job over the routes the router
 // gives it, at each link's effective rate, after the transfer's start latency. Alone on an idle
 // machine, solving that DAG is step mode's time without the engine, whose tasks, streams and holds
-// cost on top of the flows (a 256 MiB tree over 8 a100-pcie servers: 2.55 s at full fidelity).
+// cost on top of the flows.
 // Internal to sim/comm; used by the nccl-tests table (perf_table.cpp) and the ring lattice
 // (folded_ring.cpp).
 #pragma once

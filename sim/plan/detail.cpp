@@ -43,7 +43,7 @@ void fill_tasks(const Build& b, StepResult& r) {
     t.peer_rank = m.peer;
     t.group = m.group;
     const std::uint64_t key = static_cast<std::uint64_t>(m.rank) * 16 + static_cast<std::uint64_t>(m.slot);
-    if (auto it = last_on_stream.find(key); it != last_on_stream.end()) t.deps.push_back(it->second);
+    if (auto it = last_on_stream.find(key); it != last_on_stream.end()) t.deps.push_back(it->second), t.stream_pred = it->second;
     const auto me = static_cast<std::uint32_t>(r.tasks.size());
     last_on_stream[key] = me;
     index[m.id.value] = me;

@@ -40,6 +40,9 @@ struct TaskRecord {
   double bytes = 0;           ///< communication payload or memory traffic
   double flops = 0;
   std::vector<std::uint32_t> deps;  ///< indices of tasks in StepResult::tasks it waited on
+  /// Index of the task before it on its own (rank, stream), -1 for the first: recorded as tasks
+  /// are added, in stream order.
+  std::int64_t stream_pred = -1;
   int peer_rank = -1;         ///< for sends/recvs: the other end
   int group = -1;             ///< collective members: same id for the members of one collective
 };

@@ -1,6 +1,7 @@
 #include "sim/report/bubble_lesson.hpp"
 
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "sim/core/engine.hpp"
@@ -20,10 +21,17 @@ struct Builder {
   std::vector<plan::TaskRecord> records;
   std::vector<std::vector<std::uint32_t>> pass_index;  // [stage][pass index] -> record
 
+  std::map<std::pair<int, int>, std::uint32_t> last_on_stream;  // (rank, stream) -> record
+
   std::uint32_t add(core::TaskId id, plan::TaskRecord record) {
+    const auto me = static_cast<std::uint32_t>(records.size());
+    if (auto [it, first] = last_on_stream.try_emplace({record.rank, record.stream}, me); !first) {
+      record.stream_pred = it->second;
+      it->second = me;
+    }
     ids.push_back(id);
     records.push_back(std::move(record));
-    return static_cast<std::uint32_t>(records.size() - 1);
+    return me;
   }
   void depend(std::uint32_t before, std::uint32_t after) {
     engine.add_dependency(ids[before], ids[after]);

@@ -43,20 +43,6 @@ namespace {
 constexpr const char* kWaiting = "waiting";
 constexpr const char* kSyncStall = "sync stall";
 
-// For each task, the task before it on its own (rank, stream), if any.
-std::vector<std::int64_t> stream_predecessors(const std::vector<plan::TaskRecord>& tasks) {
-  std::map<std::pair<int, int>, std::vector<std::uint32_t>> by_stream;
-  for (std::uint32_t i = 0; i < tasks.size(); ++i) by_stream[{tasks[i].rank, tasks[i].stream}].push_back(i);
-  std::vector<std::int64_t> pred(tasks.size(), -1);
-  for (auto& [key, ids] : by_stream) {
-    std::stable_sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return std::pair(tasks[a].start_ps, tasks[a].end_ps) < std::pair(tasks[b].start_ps, tasks[b].end_ps);
-    });
-    for (std::size_t k = 1; k < ids.size(); ++k) pred[ids[k]] = ids[k - 1];
-  }
-  return pred;
-}
-
 // The predecessor that finished last (only ones that finished by the task's start count, when
 // any did); a tie keeps the stream predecessor, then the lower index.
 std::int64_t binding_predecessor(const std::vector<plan::TaskRecord>& tasks, std::uint32_t t, std::int64_t stream_pred) {
@@ -105,7 +91,6 @@ CriticalPath critical_path(const plan::StepResult& result) {
   const auto& tasks = result.tasks;
   CriticalPath path;
   if (tasks.empty()) return path;
-  const auto stream_pred = stream_predecessors(tasks);
   std::map<int, std::vector<std::uint32_t>> groups;
   for (std::uint32_t i = 0; i < tasks.size(); ++i)
     if (tasks[i].group >= 0) groups[tasks[i].group].push_back(i);
@@ -135,7 +120,7 @@ CriticalPath critical_path(const plan::StepResult& result) {
     if (stall > 0) sums[kSyncStall] += stall;
     if (own - stall > 0) sums[critical_path_label(task)] += own - stall;
     cursor = begin;
-    const std::int64_t p = binding_predecessor(tasks, t, stream_pred[t]);
+    const std::int64_t p = binding_predecessor(tasks, t, tasks[t].stream_pred);
     const bool stop = p < 0 || visited.count(static_cast<std::uint32_t>(p)) > 0;
     const std::int64_t pred_end = stop ? 0 : std::clamp<std::int64_t>(tasks[static_cast<std::size_t>(p)].end_ps, 0, cursor);
     path.chain.push_back({t, cursor - pred_end});

@@ -29,19 +29,31 @@ plan::TaskRecord task(int rank, int stream, plan::TaskCategory c, std::int64_t s
   return t;
 }
 
+// The tasks with each one's stream predecessor recorded as the builders record it: the task
+// listed before it on its (rank, stream).
+std::vector<plan::TaskRecord> in_stream_order(std::vector<plan::TaskRecord> tasks) {
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    for (std::size_t k = i; k-- > 0;)
+      if (tasks[k].rank == tasks[i].rank && tasks[k].stream == tasks[i].stream) {
+        tasks[i].stream_pred = static_cast<std::int64_t>(k);
+        break;
+      }
+  return tasks;
+}
+
 }  // namespace
 
 TEST_CASE("the critical path follows the predecessor that finished last and sums to the step") {
   using C = plan::TaskCategory;
   plan::StepResult r;
-  r.tasks = {
+  r.tasks = in_stream_order({
       task(0, 0, C::forward, 0, 10),            // 0 A: forward on rank 0
       task(0, 1, C::pp_comm, 10, 12, {0}),      // 1 S: send A's output to rank 1
       task(1, 0, C::forward, 12, 22, {1}),      // 2 B: forward on rank 1
       task(1, 2, C::tp_comm, 25, 30, {2}),      // 3 C: TP all-reduce, starts 3 us after B (a gap)
       task(1, 0, C::optimizer, 30, 40, {3}),    // 4 D: the last task
       task(0, 0, C::backward_input, 10, 35),    // 5 E: ends before D, not on the path
-  };
+  });
   r.tasks[3].sync_wait_ps = 2 * kUs;
   const auto path = report::critical_path(r);
   // D's candidates: C (dep, ends 30) and B (stream predecessor, ends 22): C. C's only candidate is
@@ -69,7 +81,7 @@ TEST_CASE("the critical path follows the predecessor that finished last and sums
 TEST_CASE("a same-stream predecessor binds when it finished after every dependency") {
   using C = plan::TaskCategory;
   plan::StepResult r;
-  r.tasks = {task(0, 0, C::forward, 5, 10), task(0, 1, C::tp_comm, 0, 4), task(0, 0, C::forward, 10, 20, {1})};
+  r.tasks = in_stream_order({task(0, 0, C::forward, 5, 10), task(0, 1, C::tp_comm, 0, 4), task(0, 0, C::forward, 10, 20, {1})});
   const auto path = report::critical_path(r);
   // Task 2 depends on 1 (ends 4) but its stream predecessor 0 ends 10 = its start. Task 0 starts
   // at 5 with no predecessor: 5 us waiting from the step start.
@@ -121,7 +133,7 @@ TEST_CASE("the critical path follows a PP receive to its sender and a DP bucket 
   // before it as waiting; and pipelines never left stage 0, booking the bubble as waiting.
   using C = plan::TaskCategory;
   plan::StepResult r;
-  r.tasks = {
+  r.tasks = in_stream_order({
       task(0, 0, C::forward, 0, 10),             // 0 F0: stage 0 forward (rank 0)
       task(0, 1, C::pp_comm, 10, 12, {0}),       // 1 send F0's output to rank 1
       task(1, 3, C::pp_comm, 10, 12, {0}),       // 2 recv on rank 1, posted when the data exists
@@ -131,7 +143,7 @@ TEST_CASE("the critical path follows a PP receive to its sender and a DP bucket 
       task(2, 0, C::backward_input, 0, 25),      // 6 B on rank 2, the other DP replica of stage 1
       task(2, 2, C::dp_comm, 25, 50, {6}),       // 7 DP member on rank 2: waits 17 us for rank 1
       task(2, 0, C::optimizer, 50, 60, {7}),     // 8 optimizer on rank 2: the last task
-  };
+  });
   r.tasks[1].group = r.tasks[2].group = 0;
   r.tasks[5].group = r.tasks[7].group = 1;
   r.tasks[7].sync_wait_ps = 17 * kUs;

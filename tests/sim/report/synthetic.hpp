@@ -30,6 +30,11 @@ struct Builder {
     t.deps = std::move(deps);
     t.flops = c == plan::TaskCategory::forward ? 1e12 : 0;
     t.bytes = (c == plan::TaskCategory::forward || c == plan::TaskCategory::backward_input) ? 0 : 1e6;
+    for (std::size_t k = r.tasks.size(); k-- > 0;)  // the fixture adds each stream's tasks in order
+      if (r.tasks[k].rank == rank && r.tasks[k].stream == stream) {
+        t.stream_pred = static_cast<std::int64_t>(k);
+        break;
+      }
     r.tasks.push_back(t);
     return static_cast<std::uint32_t>(r.tasks.size() - 1);
   }
