@@ -1,7 +1,7 @@
 // The transfer DAG solved on the engine's own flow network (flow_network.hpp), which re-solves
 // only what a change can move (flows coupled through saturated links, above the level of the
 // change): where every flow shares links with many others (a tree whose edges all share NICs or
-// PCIe uplinks) that is 3-20x faster than re-filling everything connected to a change.
+// PCIe uplinks) that is several times faster than re-filling everything connected to a change.
 #include <cmath>
 #include <cstdint>
 #include <queue>

@@ -66,9 +66,10 @@ enum class DagSolver {
   /// fill at one level settled together, so symmetric flows keep exactly equal rates and end
   /// together, as step mode's ring steps do. Cheap where a change touches a few flows.
   refills,
-  /// On the engine's FlowNetwork, which re-solves only what a change can move: 3-20x faster where
-  /// every flow shares links with many others (a tree over single-GPU servers); near-ties between
-  /// symmetric flows can fall either way and move a ring lattice's end by up to a few percent.
+  /// On the engine's FlowNetwork, which re-solves only what a change can move: several times
+  /// faster where every flow shares links with many others (a tree over single-GPU servers);
+  /// near-ties between symmetric flows can fall either way and move a ring lattice's end by up to
+  /// a few percent.
   flow_network,
 };
 
