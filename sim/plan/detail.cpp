@@ -33,6 +33,9 @@ void fill_tasks(const Build& b, StepResult& r) {
     t.stream = static_cast<int>(m.slot);
     t.category = m.category;
     t.op = m.member ? comm::to_string(static_cast<comm::Op>(m.op)) : to_string(m.category);
+    // A PP transfer's two members are one send/recv collective; which end each is, its stream says.
+    if (m.slot == Slot::send_next || m.slot == Slot::send_prev) t.op = "send";
+    if (m.slot == Slot::recv_prev || m.slot == Slot::recv_next) t.op = "recv";
     t.layer = m.layer;
     t.microbatch = m.microbatch;
     t.chunk = m.chunk;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 
+#include "sim/plan/link_loads.hpp"
 #include "sim/plan/metrics.hpp"
 #include "sim/plan/resource_guard.hpp"
 
@@ -43,12 +44,13 @@ StepResult simulate(const Scenario& scenario, const Strategy& strategy, const Si
   const auto began = std::chrono::steady_clock::now();
   Build b(scenario, strategy, options);
   core::RunStats stats;
+  LinkLoadRecorder link_loads;
   try {
     for (int s = 0; s < b.in.grid.pp(); ++s) build_stage_passes(b, s);
     build_pipeline_transfers(b);
     build_embedding_sync(b);
     for (int s = 0; s < b.in.grid.pp(); ++s) build_gradient_sync(b, s);
-    stats = b.rec.engine().run();
+    stats = b.rec.engine().run(options.detail ? &link_loads : nullptr);
   } catch (const config::MemoryLimitExceeded& e) {
     throw memory_over_limit(b.in, e);
   } catch (const core::EventLimitReached&) {
@@ -62,6 +64,7 @@ StepResult simulate(const Scenario& scenario, const Strategy& strategy, const Si
   fill_headline(b, times, r);
   fill_memory(b, r);
   fill_detail(b, times, r);
+  if (options.detail) r.links = link_loads.loads(b.in.sc.cluster, *b.network, b.in.sc.faults.links);
   if (options.log.wants(config::LogLevel::debug))
     options.log.debug(describe(b, stats, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count()));
   return r;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <optional>
 #include <tuple>
 
@@ -62,6 +63,9 @@ void write_metadata(JsonWriter& w, const plan::StepResult& r, const TraceOptions
     if (tid) w.key("tid").value(*tid);
     w.key("args").begin_object().key(key).value(value).end_object().end_object();
   };
+  // Streams that ran something, per rank: a stream with no slice gets no (empty) track.
+  std::set<std::pair<int, int>> used;
+  for (const auto& t : r.tasks) used.emplace(t.rank, t.stream);
   for (const auto& info : r.ranks) {
     if (!o.ranks.contains(info.rank)) continue;
     const std::string name = "rank " + std::to_string(info.rank) + ": server " + std::to_string(info.server) + " GPU " +
@@ -70,6 +74,7 @@ void write_metadata(JsonWriter& w, const plan::StepResult& r, const TraceOptions
     meta("process_name", info.rank, std::nullopt, "name", name);
     meta("process_sort_index", info.rank, std::nullopt, "sort_index", info.rank);
     for (std::size_t s = 0; s < info.streams.size(); ++s) {
+      if (!used.count({info.rank, static_cast<int>(s)})) continue;
       meta("thread_name", info.rank, static_cast<int>(s), "name", info.streams[s]);
       meta("thread_sort_index", info.rank, static_cast<int>(s), "sort_index", static_cast<int>(s));
     }
@@ -91,33 +96,23 @@ void write_slice(JsonWriter& w, const plan::TaskRecord& t) {
   w.end_object().end_object();
 }
 
-bool is_send(const plan::TaskRecord& t) {
-  return t.category == plan::TaskCategory::pp_comm && t.peer_rank >= 0 && t.op.find("recv") == std::string::npos;
-}
+bool is_send(const plan::TaskRecord& t) { return t.category == plan::TaskCategory::pp_comm && t.op == "send"; }
 
 // For each send, the task on the peer rank that received it: the first task there that depends on
-// it, else the peer's matching recv (same microbatch and chunk, pointing back) that ends after it starts.
+// it, else the receive recorded as the other member of its transfer (the same group id).
 std::map<std::uint32_t, std::uint32_t> match_sends(const std::vector<plan::TaskRecord>& tasks) {
   std::map<std::uint32_t, std::uint32_t> consumer;
   for (std::uint32_t i = 0; i < tasks.size(); ++i)
     for (const auto d : tasks[i].deps)
       if (d < tasks.size() && is_send(tasks[d]) && tasks[d].peer_rank == tasks[i].rank && !consumer.count(d))
         consumer[d] = i;
-  std::map<std::tuple<int, int, int, int>, std::vector<std::uint32_t>> recvs;  // (rank, peer, mb, chunk)
-  for (std::uint32_t i = 0; i < tasks.size(); ++i) {
-    const auto& t = tasks[i];
-    if (t.category == plan::TaskCategory::pp_comm && t.op.find("recv") != std::string::npos)
-      recvs[{t.rank, t.peer_rank, t.microbatch, t.chunk}].push_back(i);
-  }
+  std::map<int, std::uint32_t> recv_of_group;
+  for (std::uint32_t i = 0; i < tasks.size(); ++i)
+    if (tasks[i].category == plan::TaskCategory::pp_comm && tasks[i].op == "recv" && tasks[i].group >= 0)
+      recv_of_group.emplace(tasks[i].group, i);
   for (std::uint32_t i = 0; i < tasks.size(); ++i) {
     if (!is_send(tasks[i]) || consumer.count(i)) continue;
-    const auto it = recvs.find({tasks[i].peer_rank, tasks[i].rank, tasks[i].microbatch, tasks[i].chunk});
-    if (it == recvs.end()) continue;
-    for (const auto r : it->second)
-      if (tasks[r].end_ps >= tasks[i].start_ps) {
-        consumer[i] = r;
-        break;
-      }
+    if (const auto it = recv_of_group.find(tasks[i].group); tasks[i].group >= 0 && it != recv_of_group.end()) consumer[i] = it->second;
   }
   return consumer;
 }
