@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "sim/config/limits.hpp"
 #include "sim/report/chrome_trace.hpp"
 #include "sim/report/comparison.hpp"
 #include "sim/report/critical_path.hpp"
@@ -10,6 +11,7 @@
 #include "sim/report/pipeline_ascii.hpp"
 #include "sim/report/pipeline_svg.hpp"
 #include "sim/report/pipeline_view.hpp"
+#include "tools/cli_gzip.hpp"
 
 namespace stepsim::cli {
 namespace {
@@ -21,9 +23,12 @@ std::optional<double> price_of(const po::variables_map& vm, const plan::Scenario
   return std::nullopt;
 }
 
-// "pipe.svg" for one result; "pipe-tp2-pp2.svg" for each of several.
+// "pipe.svg" for one result; "pipe-tp2-pp2.svg" for each of several ("t-tp2-pp2.json.gz").
 std::string path_for(const std::string& path, const std::string& name, bool several) {
   if (!several) return path;
+  const std::string gz = ".json.gz";
+  if (path.size() > gz.size() && path.compare(path.size() - gz.size(), gz.size(), gz) == 0)
+    return path.substr(0, path.size() - gz.size()) + "-" + name + gz;
   const auto dot = path.rfind('.');
   const auto slash = path.rfind('/');
   const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash);
@@ -45,7 +50,20 @@ void write_traces(const po::variables_map& vm, const std::vector<plan::StepResul
     }
   }
   for (const auto& r : results) {
+    // A trace past the limit would be gigabytes that no viewer opens: refused before writing.
+    std::int64_t slices = 0;
+    for (const auto& t : r.tasks) slices += o.ranks.contains(t.rank) ? 1 : 0;
+    if (slices > config::limit_value(config::kMaxTraceSlices))
+      throw UsageError("stepsim run: --trace: plan '" + r.name + "': " + config::over_limit(config::kMaxTraceSlices, slices, "") +
+                       ", or --trace-ranks (such as 0-7) writes fewer ranks");
     const std::string path = path_for(vm["trace"].as<std::string>(), r.name, results.size() > 1);
+    if (is_gzip_path(path)) {
+      GzipOstream out(path);
+      if (out) report::write_chrome_trace(r, out, o);
+      out.close();
+      if (!out) throw UsageError("stepsim run: --trace: cannot write '" + path + "'");
+      continue;
+    }
     std::ofstream out(path);
     report::write_chrome_trace(r, out, o);
     if (!out) throw UsageError("stepsim run: --trace: cannot write '" + path + "'");
@@ -56,7 +74,7 @@ void write_traces(const po::variables_map& vm, const std::vector<plan::StepResul
 
 void add_report_options(po::options_description& options) {
   options.add_options()("explain", "print the critical path: where each strategy's step time went")(
-      "trace", po::value<std::string>(), "write a Chrome/Perfetto trace to FILE (one per strategy: FILE-NAME.json)")(
+      "trace", po::value<std::string>(), "write a Chrome/Perfetto trace to FILE, gzipped when it ends in .gz (one per strategy: FILE-NAME.json)")(
       "trace-ranks", po::value<std::string>(), "ranks to put in the trace, such as 0-7,64 (default: all)")(
       "svg", po::value<std::string>(), "write the pipeline diagram as SVG to FILE (one per strategy)")(
       "ascii", "print each strategy's pipeline diagram as text")(

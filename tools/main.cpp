@@ -35,7 +35,8 @@ void print_help() {
                "  --limit NAME=N raise (or lower) one of stepsim's limits for this run: gpus (65,536),\n"
                "                 seq_len (4,194,304 tokens), microbatches (4,096 per step), events\n"
                "                 (1,000,000,000 per simulated step), memory_gib (8 GiB held while\n"
-               "                 simulating); runs past them take longer and more memory\n";
+               "                 simulating), trace_slices (4,000,000 in one --trace file); runs past\n"
+               "                 them take longer and more memory\n";
 }
 
 // "--limit NAME=N": sets the limit, or says what is wrong (exit 2).

@@ -6,16 +6,17 @@
 namespace stepsim::config {
 namespace {
 
-constexpr std::array<const Limit*, 5> kLimits{&kMaxGpus, &kMaxSeqLen, &kMaxMicrobatches, &kMaxEvents, &kMaxMemoryGib};
+constexpr std::array<const Limit*, 6> kLimits{&kMaxGpus, &kMaxSeqLen, &kMaxMicrobatches, &kMaxEvents, &kMaxMemoryGib,
+                                              &kMaxTraceSlices};
 static_assert(kMaxGpus.id == 0 && kMaxSeqLen.id == 1 && kMaxMicrobatches.id == 2 && kMaxEvents.id == 3 &&
-                  kMaxMemoryGib.id == 4,
+                  kMaxMemoryGib.id == 4 && kMaxTraceSlices.id == 5,
               "a limit's id is its place in kLimits");
 
 // Written by the command line before any work starts, read by every reader (sweeps read from
 // several threads): atomics, so that a read never races the one write.
 std::array<std::atomic<std::int64_t>, kLimits.size()>& current() {
   static std::array<std::atomic<std::int64_t>, kLimits.size()> values{kMaxGpus.max, kMaxSeqLen.max, kMaxMicrobatches.max,
-                                                                         kMaxEvents.max, kMaxMemoryGib.max};
+                                                                         kMaxEvents.max, kMaxMemoryGib.max, kMaxTraceSlices.max};
   return values;
 }
 

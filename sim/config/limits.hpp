@@ -47,6 +47,11 @@ inline constexpr Limit kMaxEvents{3, "events", "engine events in one simulated s
 inline constexpr Limit kMaxMemoryGib{4, "memory_gib", "GiB of memory held while simulating", 8, 1024,
                                      "a plan's tasks, flows and routes live in memory until its step ends"};
 
+/// Slices of one `--trace` file: some 200 bytes of JSON each, so 4 M is about 800 MB, past what a
+/// browser tab running Perfetto opens; `--trace-ranks` keeps a few ranks' slices. Ceiling: 2^31.
+inline constexpr Limit kMaxTraceSlices{5, "trace_slices", "slices in one trace", 4'000'000, std::int64_t{1} << 31,
+                                       "a trace that large does not open in a viewer"};
+
 /// 1234567 -> "1,234,567": the counts of limit messages.
 std::string with_commas(std::int64_t value);
 

@@ -46,7 +46,7 @@ expect_status 2 "--limit with a bad count"
 expect_stderr "--limit gpus: expected a whole number, found 'lots'" "bad count message"
 run_stepsim --limit tokens=5 version
 expect_status 2 "--limit with an unknown name"
-expect_stderr "--limit: unknown limit 'tokens'; expected one of gpus, seq_len, microbatches, events, memory_gib" "unknown limit message"
+expect_stderr "--limit: unknown limit 'tokens'; expected one of gpus, seq_len, microbatches, events, memory_gib, trace_slices" "unknown limit message"
 run_stepsim --limit
 expect_status 2 "--limit without a value"
 # bench scale runs each case in a process of its own and reports its CPU, memory and events.

@@ -23,6 +23,25 @@ expect_status 0 "--json - with --trace"
 checks=$((checks + 1))
 [ -s trace.json ] || fail "--json - --trace wrote no trace"
 expect_stdout_contains '"name":"dp8"' "the JSON still goes to stdout"
+# A pipeline plan's trace, gzipped: arrows from each send to its receiver, link utilization
+# tracks for the links that carried traffic, and one file per strategy named after it.
+pipeline="$SOURCE_DIR/scenarios/llama2_7b_4xa100_pp4_bubble.yaml"
+rm -f pp-*.json.gz
+run_stepsim run "$pipeline" --strategy 1f1b-m4 --trace pp.json.gz
+expect_status 0 "--trace F.json.gz"
+checks=$((checks + 1))
+# 1F1B on 4 stages, 4 microbatches: 3 hops × 4 activations forward and 3 × 4 gradients back.
+arrows=$(gzip -dc pp.json.gz | grep -c '"ph":"s"')
+[ "$arrows" = 24 ] || fail "expected 24 pipeline arrows in pp.json.gz, found $arrows"
+checks=$((checks + 1))
+gzip -dc pp.json.gz | grep -q '"name":"util gpu0->nvswitch0 (NVLink3 x12)"' || fail "pp.json.gz has no utilization track for gpu0's NVLink"
+run_stepsim run "$pipeline" --trace many.json.gz
+checks=$((checks + 1))
+[ -s many-1f1b-m4.json.gz ] && [ -s many-1f1b-m8.json.gz ] || fail "one gzipped trace per strategy, named NAME.json.gz"
+run_stepsim --limit trace_slices=100 run "$pipeline" --strategy 1f1b-m4 --trace big.json
+expect_status 2 "a trace over its slice limit"
+expect_stderr "stepsim run: --trace: plan '1f1b-m4': expected at most 100 slices in one trace (a limit of stepsim: a trace that large does not open in a viewer), found 524; \`stepsim --limit trace_slices=N\` raises the limit, or --trace-ranks (such as 0-7) writes fewer ranks" "names the count, the limit and both ways out"
+
 run_stepsim run "$scenario" --json - --explain
 expect_status 2 "--json - with --explain"
 expect_stderr "--json - writes JSON to stdout; --explain would print text into it (write the JSON to a file: --json FILE)" "says why and what to do"

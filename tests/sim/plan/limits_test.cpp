@@ -82,7 +82,7 @@ TEST_CASE("stepsim --limit moves a limit for the run, up to a ceiling that keeps
   CHECK(set_limit("gpus", 0) == std::optional<std::string>("--limit gpus: expected a positive count, found 0"));
   CHECK(set_limit("nodes", 4) ==
         std::optional<std::string>(
-            "--limit: unknown limit 'nodes'; expected one of gpus, seq_len, microbatches, events, memory_gib"));
+            "--limit: unknown limit 'nodes'; expected one of gpus, seq_len, microbatches, events, memory_gib, trace_slices"));
   CHECK(limit_value(kMaxGpus) == 65536);
 }
 
