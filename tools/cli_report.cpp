@@ -7,6 +7,7 @@
 #include "sim/report/chrome_trace.hpp"
 #include "sim/report/comparison.hpp"
 #include "sim/report/critical_path.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/report/money.hpp"
 #include "sim/report/pipeline_ascii.hpp"
 #include "sim/report/pipeline_svg.hpp"
@@ -77,12 +78,13 @@ void add_report_options(po::options_description& options) {
       "trace", po::value<std::string>(), "write a Chrome/Perfetto trace to FILE, gzipped when it ends in .gz (one per strategy: FILE-NAME.json)")(
       "trace-ranks", po::value<std::string>(), "ranks to put in the trace, such as 0-7,64 (default: all)")(
       "svg", po::value<std::string>(), "write the pipeline diagram as SVG to FILE (one per strategy)")(
+      "html", po::value<std::string>(), "write one self-contained HTML report of every strategy to FILE")(
       "ascii", "print each strategy's pipeline diagram as text")(
       "price-per-gpu-hour", po::value<double>(), "USD per GPU-hour for the cost estimate (default: scenario or GPU spec)");
 }
 
 bool reports_need_detail(const po::variables_map& vm) {
-  return vm.count("explain") || vm.count("trace") || vm.count("svg") || vm.count("ascii");
+  return vm.count("explain") || vm.count("trace") || vm.count("svg") || vm.count("ascii") || vm.count("html");
 }
 
 void print_run_reports(const po::variables_map& vm, const plan::Scenario& sc, const std::vector<plan::StepResult>& results) {
@@ -94,7 +96,8 @@ void print_run_reports(const po::variables_map& vm, const plan::Scenario& sc, co
   }
 }
 
-void write_run_files(const po::variables_map& vm, const std::vector<plan::StepResult>& results) {
+void write_run_files(const po::variables_map& vm, const plan::Scenario& sc, const std::vector<plan::StepResult>& results) {
+  if (vm.count("html")) write_file("html", vm["html"].as<std::string>(), report::render_html_report(sc.name, results));
   if (vm.count("svg"))
     for (const auto& r : results)
       write_file("svg", path_for(vm["svg"].as<std::string>(), r.name, results.size() > 1),

@@ -18,9 +18,9 @@ bool reports_need_detail(const po::variables_map& vm);
 /// critical path (--explain) and ASCII diagrams (--ascii) to stdout.
 void print_run_reports(const po::variables_map& vm, const plan::Scenario& scenario,
                        const std::vector<plan::StepResult>& results);
-/// Writes the files --svg and --trace ask for (also when the JSON goes to stdout). The SVG or trace
+/// Writes the files --svg, --trace and --html ask for (also when the JSON goes to stdout). The SVG or trace
 /// of several strategies goes to FILE with the strategy name before the extension. Throws
 /// UsageError for a bad --trace-ranks or a file that cannot be written.
-void write_run_files(const po::variables_map& vm, const std::vector<plan::StepResult>& results);
+void write_run_files(const po::variables_map& vm, const plan::Scenario& sc, const std::vector<plan::StepResult>& results);
 
 }  // namespace stepsim::cli

@@ -69,7 +69,7 @@ int run_run(const Args& args) {
                 << "'s efficiency parameters are not fitted to measurements of it; the defaults fitted on A100 and "
                    "H100 apply (hardware/gpus.yaml), so its times are less checked than those GPUs'.\n";
   }
-  write_run_files(*vm, results);
+  write_run_files(*vm, sc, results);
   if (vm->count("json")) {
     const std::string path = (*vm)["json"].as<std::string>();
     if (json_to_stdout) {

@@ -5,6 +5,7 @@ namespace stepsim::cli {
 // One declaration and one row per command; a command that does not work yet is not listed.
 int run_version(const Args& args);
 int run_run(const Args& args);
+int run_report(const Args& args);
 int run_model(const Args& args);
 int run_bench(const Args& args);
 int run_collective(const Args& args);
@@ -18,6 +19,7 @@ const std::vector<Command>& all_commands() {
   static const std::vector<Command> kCommands{
       {"version", "print the version", run_version},
       {"run", "simulate one training step of each strategy in a scenario", run_run},
+      {"report", "the same, as one self-contained HTML page with plots (report SCENARIO -o FILE)", run_report},
       {"model", "show a model's parameters, FLOPs, per-layer ops and memory", run_model},
       {"bench", "measure the engine (bench engine) and the large cases (bench scale)", run_bench},
       {"collective", "nccl-tests on simulated hardware; calibrate from a real log", run_collective},
