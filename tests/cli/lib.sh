@@ -51,3 +51,21 @@ finish() {
   echo "$((checks - failures)) passed, $failures failed"
   [ "$failures" -eq 0 ]
 }
+# step_time_of JSON NAME: the step_time_s `run --json -` gives strategy NAME, in seconds with 6
+# decimals (as the HTML report's data-seconds).
+step_time_of() {
+  printf '%s' "$1" | grep -o '"name":"[^"]*"\|"step_time_s":[0-9.e+-]*' |
+    awk -F: -v n="$2" '/"name"/ {gsub(/"/, "", $2); cur = $2} /step_time_s/ && cur == n {printf "%.6f", $2}'
+}
+# expect_step_times FILE JSON NAME...: FILE (an HTML report) holds data-plan="NAME"
+# data-seconds="S" with S the step time JSON gives each NAME.
+expect_step_times() {
+  local file=$1 json=$2 name expected
+  shift 2
+  for name in "$@"; do
+    expected=$(step_time_of "$json" "$name")
+    checks=$((checks + 1))
+    grep -q "data-plan=\"$name\" data-seconds=\"$expected\"" "$file" ||
+      fail "$file does not hold $name's step time $expected s from run --json"
+  done
+}

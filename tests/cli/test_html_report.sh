@@ -15,13 +15,7 @@ if command -v xmllint >/dev/null; then
   xmllint --noout report.html 2>xml.err || fail "report.html is not well-formed: $(head -3 xml.err)"
 fi
 run_stepsim run "$scenario" --json -
-for name in tp2-pp2 zero3-dp4; do
-  expected=$(printf '%s' "$out" | grep -o '"name":"[^"]*"\|"step_time_s":[0-9.e+-]*' |
-             awk -F: -v n="$name" '/"name"/ {gsub(/"/, "", $2); cur = $2} /step_time_s/ && cur == n {printf "%.6f", $2}')
-  checks=$((checks + 1))
-  grep -q "<td data-plan=\"$name\" data-seconds=\"$expected\">" report.html ||
-    fail "report.html's table does not hold $name's step time $expected s from run --json"
-done
+expect_step_times report.html "$out" tp2-pp2 zero3-dp4
 checks=$((checks + 1))
 [ "$(grep -c 'class="timeline"' report.html)" = 2 ] || fail "expected a timeline for each of the 2 plans"
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The HTML report in a real browser: headless Chromium (Debian's chromium, which tools/check
+# installs) opens `stepsim report`'s page from disk with no network, logs no console message
+# (an error or an uncaught exception would be one), and its rendered DOM still holds each plan's
+# step time as `run --json -` gives it and every bar part. The screenshot is left in the test's
+# work directory (report.png) for a person to look at.
+. "$(dirname "$0")/lib.sh"
+scenario="$SOURCE_DIR/scenarios/llama2_7b_4xa100_nvlink.yaml"
+
+browser=$(command -v chromium || command -v chromium-browser || true)
+checks=$((checks + 1))
+if [ -z "$browser" ]; then
+  fail "no chromium to open the report in (tools/check installs Debian's chromium; apt-get install chromium)"
+  finish
+fi
+
+run_stepsim report "$scenario" -o report.html
+expect_status 0 "report -o"
+flags=(--headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars)
+timeout 120 "$browser" "${flags[@]}" --enable-logging=stderr --v=0 --virtual-time-budget=2000 \
+  --dump-dom "file://$WORK_DIR/report.html" > dom.html 2> browser.log
+checks=$((checks + 1))
+[ -s dom.html ] || fail "chromium rendered nothing (log: $(tail -3 browser.log))"
+checks=$((checks + 1))
+! grep -q ':CONSOLE' browser.log || fail "the page logged to the console: $(grep ':CONSOLE' browser.log | head -3)"
+
+run_stepsim run "$scenario" --json -
+expect_step_times dom.html "$out" tp2-pp2 zero3-dp4
+for name in tp2-pp2 zero3-dp4; do
+  # Compute and the seven losses, one rect each, per plan.
+  parts=$(grep -o "<rect[^>]*data-plan=\"$name\" data-part=\"[^\"]*\" data-seconds" dom.html | wc -l)
+  checks=$((checks + 1))
+  [ "$parts" = 8 ] || fail "expected 8 step parts for $name in the rendered page, found $parts"
+done
+
+rm -f report.png
+timeout 120 "$browser" "${flags[@]}" --window-size=1200,1800 --screenshot="$WORK_DIR/report.png" \
+  "file://$WORK_DIR/report.html" > /dev/null 2>&1
+checks=$((checks + 1))
+[ -s report.png ] || fail "chromium took no screenshot"
+finish
