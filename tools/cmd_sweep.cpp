@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "sim/plan/simulate.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/sweep/sweep_json.hpp"
 #include "sim/sweep/sweep_table.hpp"
 #include "sim/sweep/sweep_yaml.hpp"
@@ -42,6 +43,12 @@ int print_outcome(const po::variables_map& vm, const sweep::SweepOutcome& o, con
     write_to("--json", vm["json"].as<std::string>(), [&](std::ostream& out) { sweep::write_outcome_json(out, o); });
   if (vm.count("csv"))
     write_to("--csv", vm["csv"].as<std::string>(), [&](std::ostream& out) { sweep::write_ranking_csv(out, o); });
+  if (vm.count("html"))
+    write_to("--html", vm["html"].as<std::string>(), [&](std::ostream& out) {
+      std::vector<plan::StepResult> results;
+      for (const auto& p : o.results) results.push_back(p.result);
+      out << report::render_sweep_html_report(o.scenario, results);
+    });
   return o.interrupted ? kInterruptedExit : 0;
 }
 
@@ -90,6 +97,7 @@ int run_sweep(const Args& args) {
   options.add_options()("scenario", po::value<std::string>(), "scenario YAML file (its sweep: section narrows the plans)")(
       "top", po::value<int>()->default_value(10), "print the best N plans")(
       "csv", po::value<std::string>(), "write every simulated plan as CSV to FILE, or - for stdout")(
+      "html", po::value<std::string>(), "write an HTML page: tokens/s against memory for every plan, its Pareto front, the best")(
       "json", po::value<std::string>(), "write the outcome as JSON to FILE (for --merge), or - for stdout")(
       "threads", po::value<int>()->default_value(cores), "worker threads (default: the CPU cores)")(
       "shard", po::value<std::string>(), "run only slice K of N (K/N): plans whose index % N == K-1")(

@@ -186,6 +186,11 @@ svg text{font-size:12px}.axis{fill:#666}.capacity{stroke:#000;stroke-width:2}
 .timeline{overflow-x:auto;border:1px solid #ddd}pre{white-space:pre-wrap}
 </style>)";
 
+void page_head(std::ostringstream& out, const std::string& title) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>" << xml_escape(title) << " — stepsim</title>"
+      << kStyle << "</head><body>\n<h1>" << xml_escape(title) << "</h1>\n";
+}
+
 // The timeline's zoom: a slider that widens the pipeline SVG inside its scrolling box.
 constexpr const char* kScript = R"(<script>
 document.querySelectorAll('input.zoom').forEach(function(z){z.addEventListener('input',function(){
@@ -194,12 +199,91 @@ if(!svg.dataset.width){svg.dataset.width=svg.getAttribute('width');}
 svg.setAttribute('width',String(parseFloat(svg.dataset.width)*parseFloat(z.value)));});});
 </script>)";
 
+// Fitting plans no other fitting plan beats on both tokens/s and memory (at least as good on both,
+// better on one): the choices worth making.
+std::vector<bool> pareto_front(const std::vector<plan::StepResult>& results) {
+  std::vector<bool> front(results.size(), false);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].fits) continue;
+    bool beaten = false;
+    for (std::size_t j = 0; j < results.size() && !beaten; ++j) {
+      const auto &a = results[i], &b = results[j];
+      beaten = j != i && b.fits && b.tokens_per_s >= a.tokens_per_s && b.peak_memory_bytes <= a.peak_memory_bytes &&
+               (b.tokens_per_s > a.tokens_per_s || b.peak_memory_bytes < a.peak_memory_bytes);
+    }
+    front[i] = !beaten;
+  }
+  return front;
+}
+
+// Tokens/s against peak memory, every plan a point (hollow where it does not fit), the Pareto
+// front joined by a line, the capacity a vertical line.
+void sweep_scatter(std::ostringstream& out, const std::vector<plan::StepResult>& results) {
+  const int w = 760, h = 420, left = 70, bottom = 40;
+  double max_gib = 0, max_tps = 0;
+  for (const auto& r : results) {
+    max_gib = std::max({max_gib, static_cast<double>(r.peak_memory_bytes) / kGib, static_cast<double>(r.memory_capacity_bytes) / kGib});
+    max_tps = std::max(max_tps, r.tokens_per_s);
+  }
+  auto x_of = [&](double gib) { return left + (max_gib > 0 ? gib / max_gib : 0) * (w - left - 20); };
+  auto y_of = [&](double tps) { return h - bottom - (max_tps > 0 ? tps / max_tps : 0) * (h - bottom - 20); };
+  const auto front = pareto_front(results);
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"scatter\" width=\"" << w << "\" height=\"" << h << "\">\n";
+  out << "<line x1=\"" << left << "\" x2=\"" << w - 20 << "\" y1=\"" << h - bottom << "\" y2=\"" << h - bottom << "\" stroke=\"#999\"/>"
+      << "<line x1=\"" << left << "\" x2=\"" << left << "\" y1=\"20\" y2=\"" << h - bottom << "\" stroke=\"#999\"/>\n";
+  if (!results.empty()) {
+    const double cap = x_of(static_cast<double>(results.front().memory_capacity_bytes) / kGib);
+    out << "<line x1=\"" << num(cap, 2) << "\" x2=\"" << num(cap, 2) << "\" y1=\"20\" y2=\"" << h - bottom
+        << "\" stroke=\"#000\" stroke-width=\"2\"/><text x=\"" << num(cap + 4, 2) << "\" y=\"" << h - bottom - 6 << "\" class=\"axis\">capacity "
+        << gibibytes(static_cast<double>(results.front().memory_capacity_bytes)) << "</text>\n";
+  }
+  std::vector<std::size_t> on_front;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (front[i]) on_front.push_back(i);
+  std::sort(on_front.begin(), on_front.end(), [&](std::size_t a, std::size_t b) { return results[a].peak_memory_bytes < results[b].peak_memory_bytes; });
+  if (!on_front.empty()) {
+    out << "<polyline fill=\"none\" stroke=\"" << colour(1) << "\" stroke-width=\"2\" points=\"";
+    for (std::size_t i : on_front)
+      out << num(x_of(static_cast<double>(results[i].peak_memory_bytes) / kGib), 1) << "," << num(y_of(results[i].tokens_per_s), 1) << " ";
+    out << "\"/>\n";
+  }
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    const double gib = static_cast<double>(r.peak_memory_bytes) / kGib;
+    out << "<circle cx=\"" << num(x_of(gib), 1) << "\" cy=\"" << num(y_of(r.tokens_per_s), 1) << "\" r=\"" << (front[i] ? 5 : 3)
+        << "\" fill=\"" << (r.fits ? colour(front[i] ? 1 : 0) : "none") << "\" stroke=\"" << colour(front[i] ? 1 : 0)
+        << "\" data-plan=\"" << xml_escape(r.name) << "\" data-gib=\"" << num(gib) << "\" data-tokens=\"" << num(r.tokens_per_s, 3)
+        << "\" data-pareto=\"" << (front[i] ? 1 : 0) << "\"><title>" << xml_escape(r.name) << ": " << with_thousands(r.tokens_per_s)
+        << " tokens/s, " << gibibytes(static_cast<double>(r.peak_memory_bytes)) << (r.fits ? "" : " (does not fit)") << "</title></circle>\n";
+  }
+  out << "<text x=\"" << left << "\" y=\"" << h - 12 << "\" class=\"axis\">peak memory per GPU, 0 to " << fixed(max_gib, 1)
+      << " GiB →</text><text x=\"12\" y=\"14\" class=\"axis\">tokens/s, 0 to " << with_thousands(max_tps) << " ↑</text>\n</svg>\n";
+}
+
 }  // namespace
+
+std::string render_sweep_html_report(const std::string& title, const std::vector<plan::StepResult>& results) {
+  std::ostringstream out;
+  page_head(out, title);
+  std::size_t fit = 0;
+  for (const auto& r : results) fit += r.fits ? 1 : 0;
+  out << "<p>" << results.size() << " plans simulated, " << fit << " fit in memory. Each point is a plan (hollow: does not fit); "
+      << "the line joins the Pareto front, the plans no other plan beats on both throughput and memory.</p>\n";
+  sweep_scatter(out, results);
+  std::vector<plan::StepResult> best;
+  for (const auto& r : results)
+    if (r.fits) best.push_back(r);
+  std::stable_sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return a.tokens_per_s > b.tokens_per_s; });
+  if (best.size() > 20) best.resize(20);
+  out << "<h2>The best plans that fit</h2>\n";
+  comparison_table(out, best);
+  out << "</body></html>\n";
+  return out.str();
+}
 
 std::string render_html_report(const std::string& title, const std::vector<plan::StepResult>& results) {
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>" << xml_escape(title) << " — stepsim</title>"
-      << kStyle << "</head><body>\n<h1>" << xml_escape(title) << "</h1>\n";
+  page_head(out, title);
   out << "<h2>Verdict</h2>\n<pre>" << xml_escape(explain_winner(results)) << "</pre>\n";
   out << "<h2>Plans</h2>\n";
   comparison_table(out, results);

@@ -18,4 +18,9 @@ namespace stepsim::report {
 /// plots; the others only their bars.
 std::string render_html_report(const std::string& title, const std::vector<plan::StepResult>& results);
 
+/// A sweep's page: tokens/s against peak memory per GPU for every plan (hollow where it does not
+/// fit; circles carry data-plan, data-gib, data-tokens and data-pareto), the Pareto front of the
+/// plans that fit joined by a line, and the table of the 20 best that fit.
+std::string render_sweep_html_report(const std::string& title, const std::vector<plan::StepResult>& results);
+
 }  // namespace stepsim::report

@@ -14,8 +14,11 @@ YAML
 # m % pp == 0, which holds everywhere here):
 #   (1,1,4): z0-3 × mb 2 × rc 2 = 16;  (1,2,2): z0-1 × 2 × (1f1b, v2, v4) × 2 = 24
 #   (2,1,2): 4 × 2 × 2 × sp 2 = 32;    (2,2,1): z0 × 2 × 3 × 2 × 2 = 24.   Total 96, none invalid.
-run_stepsim sweep "$WORK_DIR/small.yaml" --threads 1 --top 3 --csv "$WORK_DIR/one.csv" --json "$WORK_DIR/one.json"
+run_stepsim sweep "$WORK_DIR/small.yaml" --threads 1 --top 3 --csv "$WORK_DIR/one.csv" --json "$WORK_DIR/one.json" \
+  --html "$WORK_DIR/one.html"
 expect_status 0 "a sweep on one thread"
+checks=$((checks + 1))
+[ "$(grep -c '<circle ' "$WORK_DIR/one.html")" -eq 96 ] || fail "the sweep's HTML page plots each of the 96 plans"
 single="$out"
 expect_stdout_contains "96 plans tried: 0 invalid, 96 simulated (" "counts line"
 expect_stdout_contains $'\n1  tp' "the ranking starts at 1"

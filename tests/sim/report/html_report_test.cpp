@@ -69,5 +69,29 @@ TEST_CASE("the report plots each plan's step and memory as the result has them")
   CHECK(count(html, "<tr") == count(html, "</tr>"));
 }
 
+TEST_CASE("a sweep's page marks the Pareto front of the plans that fit") {
+  // a: 100 tokens/s at 10 GiB; b: 90 at 12 (a beats it on both); c: 120 at 20 (the fastest that
+  // fits); d: 200 at 90 GiB, which does not fit on 80. Front: a and c.
+  auto plan = [](const std::string& name, double tokens_per_s, double gib, bool fits) {
+    plan::StepResult r;
+    r.name = name, r.tokens_per_s = tokens_per_s, r.fits = fits, r.step_time_s = 1;
+    r.peak_memory_bytes = static_cast<std::int64_t>(gib * (1LL << 30)), r.memory_capacity_bytes = 80LL << 30;
+    return r;
+  };
+  const std::string html = render_sweep_html_report("sweep", {plan("a", 100, 10, true), plan("b", 90, 12, true),
+                                                              plan("c", 120, 20, true), plan("d", 200, 90, false)});
+  const std::regex rx("data-plan=\"([a-d])\" data-gib=\"([0-9.]+)\" data-tokens=\"([0-9.]+)\" data-pareto=\"([01])\"");
+  std::map<std::string, std::string> pareto;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), rx); it != std::sregex_iterator(); ++it) {
+    pareto[(*it)[1].str()] = (*it)[4].str();
+    if ((*it)[1].str() == "c") {
+      CHECK(std::stod((*it)[2].str()) == doctest::Approx(20));
+      CHECK(std::stod((*it)[3].str()) == doctest::Approx(120));
+    }
+  }
+  CHECK(pareto == std::map<std::string, std::string>{{"a", "1"}, {"b", "0"}, {"c", "1"}, {"d", "0"}});
+  CHECK(count(html, "<td data-plan=") == 3);  // the table lists the plans that fit
+}
+
 }  // namespace
 }  // namespace stepsim::report
