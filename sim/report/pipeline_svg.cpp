@@ -24,7 +24,7 @@ std::string xml_escape(const std::string& text) {
 
 namespace {
 
-constexpr double kWidth = 1100, kLeft = 120, kRight = 30, kTop = 64, kRowH = 44, kBoxH = 28, kCommH = 6;
+constexpr double kWidth = 1100, kLeft = 120, kRight = 30, kTop = 64, kRowH = 44, kBoxH = 28, kCommH = 8;
 constexpr const char* kIdle = "#eeeeee";
 constexpr const char* kComm = "#e15759";
 
@@ -93,7 +93,14 @@ std::string draw_row(const PipelineRow& row, const Frame& f, double y) {
   out += text(kLeft - 10, y + kBoxH / 2 + 16, "rank " + std::to_string(row.rank),
               "text-anchor=\"end\" font-size=\"9\" fill=\"#666666\"");
   out += rect(kLeft, y, f.plot_w, kBoxH, kIdle, "/>\n");
-  for (const auto& c : row.comm) out += rect(f.x(c.start_ps), y + kBoxH + 2, f.x(c.end_ps) - f.x(c.start_ps), kCommH, kComm, "/>\n");
+  // Communication has a lane of its own under the compute boxes; a collective shorter than a
+  // pixel is still drawn a pixel and a half wide, so thousands of short TP all-reduces show.
+  if (!row.comm.empty()) {
+    out += rect(kLeft, y + kBoxH + 2, f.plot_w, kCommH, "#f3f3f3", "/>\n");
+    out += text(kLeft - 10, y + kBoxH + 2 + kCommH, "comm", "text-anchor=\"end\" font-size=\"8\" fill=\"#666666\"");
+  }
+  for (const auto& c : row.comm)
+    out += rect(f.x(c.start_ps), y + kBoxH + 2, std::max(f.x(c.end_ps) - f.x(c.start_ps), 1.5), kCommH, kComm, "/>\n");
   for (const auto& b : row.boxes) out += draw_box(b, f, y);
   return out;
 }

@@ -86,7 +86,10 @@ void set_textbook_bubble(PipelineView& v, double t_f, double t_b, double t_w, do
 
 PipelineView build_pipeline_view(const plan::StepResult& r) {
   PipelineView v;
-  v.title = r.name;
+  // The whole plan and its step in the title, so a diagram read alone says what it shows.
+  v.title = r.name + ": tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp) + " dp" + std::to_string(r.dp) +
+            (r.zero_stage > 0 ? " ZeRO-" + std::to_string(r.zero_stage) : "") + ", " + r.schedule + " m=" +
+            std::to_string(r.microbatches) + ", step " + milliseconds(r.step_time_s);
   v.schedule = r.schedule;
   v.stages = r.pp, v.microbatches = r.microbatches, v.chunks = r.v;
   v.measured_bubble = r.bubble_fraction;
