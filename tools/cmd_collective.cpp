@@ -102,7 +102,7 @@ int run_sweep(const po::variables_map& vm) {
   } else {
     std::cout << comm::format_table(table, "stepsim collective: " + comm::to_string(*op) + " over " +
                                                std::to_string(gpus.size()) + " GPUs of " + cluster.name +
-                                               " (simulated" + (comm::use_coarse_mode(rings, gpus.size()) ? ", coarse: rings folded, other steps walked outside the engine" : "") +
+                                               " (simulated" + (comm::use_coarse_mode(rings, gpus.size()) ? ", coarse: rings folded, other steps solved outside the engine" : "") +
                                                "; in-place = out-of-place)");
   }
   return 0;
@@ -140,7 +140,7 @@ int run_collective(const Args& args) {
        "auto (the tuner's pick by size), Simple, LL128 or LL (as NCCL_PROTO)")
       ("rings", po::value<std::string>()->default_value("auto"),
        "auto (folded above 8 ranks), step (every step in the engine) or folded (each ring one flow, "
-       "other algorithms' steps walked outside the engine; a tree too large to walk timed on paper)")
+       "other algorithms' steps solved outside the engine; a tree too large to solve timed on paper)")
       ("json", "print JSON instead of the nccl-tests table")
       ("calibrate", po::value<std::string>(), "fit the hardware's comm: parameters to this nccl-tests log")
       ("output,o", po::value<std::string>(), "with --calibrate: write the fitted hardware YAML here");

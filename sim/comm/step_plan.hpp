@@ -1,6 +1,6 @@
 // A collective as pure data: the point-to-point transfers an algorithm makes, between ranks, with
 // the order it makes them in. Algorithms (algorithm.hpp) write plans; the emitter (collective.cpp)
-// turns a plan into engine flows, and estimate() walks it on paper. No engine, no routes here.
+// turns a plan into engine flows, and estimate() times it on paper. No engine, no routes here.
 //
 // Invariants (checked by CollectiveAlgorithm::plan): every `after` index is smaller than the
 // transfer's own index (a plan is written in dependency order, so it is a DAG by construction);

@@ -4,12 +4,11 @@
 # test, which also runs under the sanitizers.
 source "$SOURCE_DIR/tests/cli/lib.sh"
 
-# The tuner picks tree here, walked outside the engine where its budgets allow and else timed on
-# paper; --algo ring runs the folded ring in the engine up to 256 MiB (its levels are too large
-# for the whole-plan lattice).
+# The tuner picks tree here, solved as a transfer DAG outside the engine where timing_method.hpp's
+# size bound allows and else timed on paper; --algo ring folds the ring.
 run_stepsim collective --hardware dgx-a100 --nodes 128 --gpus 1 -b 1M -e 16M -f 4
 expect_status 0 "128 ranks, auto"
-expect_stdout_contains "over 128 GPUs of dgx-a100 (simulated, coarse: rings folded, other steps walked outside the engine;" "title says coarse"
+expect_stdout_contains "over 128 GPUs of dgx-a100 (simulated, coarse: rings folded, other steps solved outside the engine;" "title says coarse"
 expect_stdout_contains "    16777216       4194304     float     sum      -1" "last size row"
 expect_stdout_contains "# Avg bus bandwidth    :" "nccl-tests closing line"
 
