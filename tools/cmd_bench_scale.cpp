@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -39,11 +41,13 @@ struct CaseOutput {
 };
 
 struct ScaleCase {
-  const char* name;
-  const char* what;
+  std::string name;
+  std::string what;
   int gpus;
   bool slow_today;  ///< minutes on this kind of machine today: run only when named
   std::function<CaseOutput()> run;
+  std::string family{};  ///< a growth curve's ("gpus", "microbatches", "layers"), else empty
+  double x = 0;          ///< its point on that curve
 };
 
 CaseOutput run_plan(const std::string& yaml, plan::Fidelity fidelity) {
@@ -183,15 +187,67 @@ Measured measure(const ScaleCase& c) {
   return m;
 }
 
+// The growth curves issue 20 asks for: one plan made larger along one axis at a time, so that the
+// exponent of CPU time and memory in that axis can be read off (growth_exponents()).
+std::vector<ScaleCase> growth_cases() {
+  std::vector<ScaleCase> out;
+  // GPUs 128 -> 4,096: the Llama 3 405B plan of the table (tp8 pp16 on dgx-h100 nodes), data
+  // parallel over the rest with 16 sequences per replica, so the work per GPU stays the same; its
+  // 16,384-GPU point is the table's llama3-405b-16384. (A DP-only growth, Llama-2 13B at tp8 and
+  // dp 512 on 4,096 GPUs, ran past 10 CPU minutes: 512-rank gradient rings.)
+  for (const int gpus : {128, 512, 2048, 4096}) {
+    const int dp = gpus / 128;
+    out.push_back({"growth-gpus-" + std::to_string(gpus), "Llama 3 405B tp8 pp16 dp" + std::to_string(dp) + " on dgx-h100 x " +
+                       std::to_string(gpus / 8) + ", 16 sequences per replica", gpus, false,
+                   [gpus, dp] {
+                     return run_plan(plan_yaml("{preset: dgx-h100, nodes: " + std::to_string(gpus / 8) + "}", "llama-3-405b",
+                                               "{seq_len: 8192, global_batch: " + std::to_string(16 * dp) + "}",
+                                               "{name: p, tp: 8, pp: 16, dp: " + std::to_string(dp) +
+                                                   ", micro_batch: 1, recompute: selective, sequence_parallel: true, "
+                                                   "distributed_optimizer: true}"),
+                                     plan::Fidelity::automatic);
+                   },
+                   "gpus", static_cast<double>(gpus)});
+  }
+  // Microbatches 8 -> 512: Llama-2 13B tp8 pp2 on 2 dgx-a100, full fidelity.
+  for (const int m : {8, 32, 128, 512})
+    out.push_back({"growth-microbatches-" + std::to_string(m), "Llama-2 13B tp8 pp2 on dgx-a100 x 2, m " + std::to_string(m), 16,
+                   false,
+                   [m] {
+                     return run_plan(plan_yaml("{preset: dgx-a100, nodes: 2}", "llama-2-13b",
+                                               "{seq_len: 4096, global_batch: " + std::to_string(m) + "}",
+                                               "{name: p, tp: 8, pp: 2, dp: 1, micro_batch: 1}"),
+                                     plan::Fidelity::full);
+                   },
+                   "microbatches", static_cast<double>(m)});
+  // Layers 24 -> 96: a GPT of hidden 4096 on 8 dgx-a100, tp8 pp4 dp2, m 16, full fidelity.
+  for (const int layers : {24, 48, 96})
+    out.push_back({"growth-layers-" + std::to_string(layers), "GPT h4096 L" + std::to_string(layers) +
+                       " tp8 pp4 dp2 on dgx-a100 x 8, m 16", 64, false,
+                   [layers] {
+                     return run_plan(plan_yaml("{preset: dgx-a100, nodes: 8}",
+                                               "{name: gpt, layers: " + std::to_string(layers) +
+                                                   ", hidden: 4096, heads: 32, vocab: 50257, max_seq: 2048}",
+                                               "{seq_len: 2048, global_batch: 32}",
+                                               "{name: p, tp: 8, pp: 4, dp: 2, micro_batch: 1}"),
+                                     plan::Fidelity::full);
+                   },
+                   "layers", static_cast<double>(layers)});
+  return out;
+}
+
 std::vector<ScaleCase> selected(const std::string& list) {
   auto all = cases();
-  if (list == "all") return all;
   std::vector<ScaleCase> out;
   if (list == "default") {
     for (auto& c : all)
       if (!c.slow_today) out.push_back(c);
     return out;
   }
+  const auto growth = growth_cases();
+  if (list == "growth") return growth;
+  all.insert(all.end(), growth.begin(), growth.end());
+  if (list == "all") return all;
   std::stringstream names(list);
   for (std::string name; std::getline(names, name, ',');) {
     bool found = false;
@@ -200,8 +256,29 @@ std::vector<ScaleCase> selected(const std::string& list) {
     if (!found) {
       std::string known;
       for (const auto& c : all) known += std::string(known.empty() ? "" : ", ") + c.name;
-      throw UsageError("--cases: no case '" + name + "'; expected default, all or a comma-separated list of " + known);
+      throw UsageError("--cases: no case '" + name + "'; expected default, growth, all or a comma-separated list of " + known);
     }
+  }
+  return out;
+}
+
+struct Exponent {
+  std::string family;
+  double from = 0, to = 0, cpu = 0, rss = 0;
+};
+
+// Per growth curve that ran: CPU ∝ x^cpu and peak RSS ∝ x^rss between its first and last
+// successful points (the slope in log-log).
+std::vector<Exponent> growth_exponents(const std::vector<ScaleCase>& todo, const std::vector<Measured>& results) {
+  std::vector<Exponent> out;
+  for (const char* family : {"gpus", "microbatches", "layers"}) {
+    std::optional<std::size_t> first, last;
+    for (std::size_t i = 0; i < todo.size(); ++i)
+      if (todo[i].family == family && results[i].error.empty() && results[i].cpu_s > 0) (first ? last : first) = i;
+    if (!first || !last) continue;
+    const double dx = std::log(todo[*last].x / todo[*first].x);
+    out.push_back({family, todo[*first].x, todo[*last].x, std::log(results[*last].cpu_s / results[*first].cpu_s) / dx,
+                   std::log(static_cast<double>(results[*last].peak_rss_bytes) / static_cast<double>(results[*first].peak_rss_bytes)) / dx});
   }
   return out;
 }
@@ -213,7 +290,7 @@ int run_bench_scale(bool json, const std::string& list) {
   std::vector<Measured> results;
   const bool progress = isatty(STDERR_FILENO) != 0;
   for (std::size_t i = 0; i < todo.size(); ++i) {
-    if (progress) std::fprintf(stderr, "\rbench scale: case %zu of %zu, %s ...\033[K", i + 1, todo.size(), todo[i].name);
+    if (progress) std::fprintf(stderr, "\rbench scale: case %zu of %zu, %s ...\033[K", i + 1, todo.size(), todo[i].name.c_str());
     results.push_back(measure(todo[i]));
   }
   if (progress) std::fprintf(stderr, "\r\033[K");
@@ -224,6 +301,7 @@ int run_bench_scale(bool json, const std::string& list) {
       const auto& m = results[i];
       w.line_break().begin_object();
       w.key("case").value(todo[i].name).key("gpus").value(todo[i].gpus);
+      if (!todo[i].family.empty()) w.key("family").value(todo[i].family).key("x").value(todo[i].x);
       w.key("cpu_s").value(m.cpu_s).key("wall_s").value(m.wall_s).key("peak_rss_bytes").value(m.peak_rss_bytes);
       w.key("events").value(static_cast<std::int64_t>(m.out.events));
       w.key("events_per_cpu_s").value(m.cpu_s > 0 ? static_cast<double>(m.out.events) / m.cpu_s : 0.0);
@@ -233,6 +311,10 @@ int run_bench_scale(bool json, const std::string& list) {
       else w.value(m.error);
       w.end_object();
     }
+    w.end_array().key("growth").begin_array();
+    for (const auto& e : growth_exponents(todo, results))
+      w.line_break().begin_object().key("family").value(e.family).key("from").value(e.from).key("to").value(e.to)
+          .key("cpu_exponent").value(e.cpu).key("rss_exponent").value(e.rss).end_object();
     w.end_array().end_object();
     std::cout << "\n";
     return 0;
@@ -242,17 +324,19 @@ int run_bench_scale(bool json, const std::string& list) {
   for (std::size_t i = 0; i < todo.size(); ++i) {
     const auto& m = results[i];
     if (!m.error.empty()) {
-      std::printf("%-27s %7d  failed: %s\n", todo[i].name, todo[i].gpus, m.error.c_str());
+      std::printf("%-27s %7d  failed: %s\n", todo[i].name.c_str(), todo[i].gpus, m.error.c_str());
       continue;
     }
-    std::printf("%-27s %7d %8.2f s %8.2f s %6.0f MiB %12llu %10.2f M  %.4g %s\n", todo[i].name, todo[i].gpus, m.cpu_s,
+    std::printf("%-27s %7d %8.2f s %8.2f s %6.0f MiB %12llu %10.2f M  %.4g %s\n", todo[i].name.c_str(), todo[i].gpus, m.cpu_s,
                 m.wall_s, static_cast<double>(m.peak_rss_bytes) / (1024.0 * 1024.0),
                 static_cast<unsigned long long>(m.out.events),
                 m.cpu_s > 0 ? static_cast<double>(m.out.events) / m.cpu_s / 1e6 : 0.0, m.out.result, m.out.result_unit.c_str());
     if (m.out.result_unit == "plans" && m.cpu_s > 0) std::printf("%-27s %57s(%.0f plans per CPU minute)\n", "", "", m.out.result * 60 / m.cpu_s);
   }
   std::printf("\n");
-  for (const auto& c : todo) std::printf("  %-27s %s\n", c.name, c.what);
+  for (const auto& e : growth_exponents(todo, results))
+    std::printf("growth over %s %.0f -> %.0f: CPU ~ x^%.2f, peak RSS ~ x^%.2f\n", e.family.c_str(), e.from, e.to, e.cpu, e.rss);
+  for (const auto& c : todo) std::printf("  %-27s %s\n", c.name.c_str(), c.what.c_str());
   std::printf("CPU is the case's own process (user + system); wall includes waiting for a core.\n");
   return 0;
 }

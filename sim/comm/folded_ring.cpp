@@ -349,8 +349,8 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
     }
     // Every folded flow of the level ends at the slowest ring's end when idle. Were each to end
     // at its own, the rings whose lattice finished early would leave their links to the others
-    // in the engine and pull the collective's end forward to about the earliest (a100-pcie 2x8,
-    // 2 MiB: 303 µs against the slowest ring's 320).
+    // in the engine and pull the collective's end forward to about the earliest ring's (as on
+    // a100-pcie 2x8, whose rings' lattices differ).
     const double slowest = *std::max_element(end.begin(), end.end());
     for (std::size_t k = 0; k < members.size(); ++k) {
       // The folded flow moves S steps at the ring's rate after this latency.

@@ -56,7 +56,7 @@ expect_stdout_contains '{"case":"llama2-13b-64","gpus":64,"cpu_s":' "bench scale
 expect_stdout_contains '"result_unit":"s step","error":null}' "the case ran in its child"
 run_stepsim bench scale --cases nope
 expect_status 2 "bench scale with an unknown case"
-expect_stderr_contains "--cases: no case 'nope'; expected default, all or a comma-separated list of llama2-13b-64," "unknown case message"
+expect_stderr_contains "--cases: no case 'nope'; expected default, growth, all or a comma-separated list of llama2-13b-64," "unknown case message"
 
 # What a plan may cost to simulate: past its event limit a step stops at its strategy.
 run_stepsim --limit events=1000 run "$SOURCE_DIR/scenarios/llama2_7b_4xa100_nvlink.yaml"
