@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/report/format.hpp"
 
@@ -60,6 +63,45 @@ std::string draw_row(const PipelineRow& row, const Scale& s) {
   return line;
 }
 
+// Whether some forward box of the row is too narrow for its letter and microbatch number.
+bool labels_truncated(const PipelineRow& row, const Scale& s) {
+  for (const auto& b : row.boxes) {
+    if (b.kind != BoxKind::forward || b.microbatch < 0) continue;
+    const int width = std::max(column(b.end_ps, s), std::min(column(b.start_ps, s), s.cols - 1) + 1) - column(b.start_ps, s);
+    if (width <= static_cast<int>(std::to_string(b.microbatch).size()) + 1) return true;
+  }
+  return false;
+}
+
+// Under a row whose boxes cannot hold their numbers: the number of every k-th microbatch at the
+// column where its forward (chunk 0) starts, k the smallest power of two that leaves a space
+// between numbers, so a 32-microbatch pipeline still says which pass is which.
+std::string microbatch_ruler(const PipelineRow& row, const Scale& s) {
+  std::vector<std::pair<int, int>> starts;  // (column, microbatch)
+  for (const auto& b : row.boxes)
+    if (b.kind == BoxKind::forward && b.chunk == 0 && b.microbatch >= 0) starts.emplace_back(column(b.start_ps, s), b.microbatch);
+  for (int k = 1; !starts.empty() && k <= (1 << 24); k *= 2) {
+    std::string line(static_cast<std::size_t>(s.cols), ' ');
+    int free_from = 0;
+    bool fits = true;
+    for (const auto& [col, mb] : starts) {
+      if (mb % k != 0) continue;
+      const std::string label = std::to_string(mb);
+      if (col + static_cast<int>(label.size()) > s.cols) continue;  // no room before the row ends
+      if (col < free_from) {
+        fits = false;
+        break;
+      }
+      line.replace(static_cast<std::size_t>(col), label.size(), label);
+      free_from = col + static_cast<int>(label.size()) + 1;
+    }
+    if (!fits) continue;
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line;
+  }
+  return "";
+}
+
 // The smallest 1, 2 or 5 × 10^k picoseconds that is at least `min_ps`.
 double nice_step(double min_ps) {
   double base = 1;
@@ -100,10 +142,16 @@ std::string render_pipeline_ascii(const PipelineView& v, int width) {
   for (const auto& row : v.rows) label_width = std::max(label_width, ("stage " + std::to_string(row.stage)).size());
   const std::size_t indent = label_width + 2;  // "stage 0 |"
   const Scale s = choose_scale(v, width - static_cast<int>(indent) - 1);
-  for (const auto& row : v.rows)
+  bool ruled = false;
+  for (const auto& row : v.rows) {
     out += pad_right("stage " + std::to_string(row.stage), label_width) + " |" + draw_row(row, s) + "\n";
+    if (!labels_truncated(row, s)) continue;
+    if (const std::string ruler = microbatch_ruler(row, s); !ruler.empty())
+      out += pad_right("mb", label_width) + " |" + ruler + "\n", ruled = true;
+  }
   out += axis(s, indent);
   out += "F3 = forward of microbatch 3, B = backward, W = weight gradient, O = optimizer, ~ = communication, . = idle\n";
+  if (ruled) out += "mb row: where the forward of the microbatch numbered there starts on the stage above\n";
   if (v.chunks > 1) out += "lower case = odd model chunk (interleaved: chunk c of stage s is virtual stage c*p+s)\n";
   out += "1 column = " + duration(s.ps_per_col * 1e-12) + "\n";
   return out;

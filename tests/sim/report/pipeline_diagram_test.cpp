@@ -85,6 +85,43 @@ TEST_CASE("ASCII diagrams fit 120 columns, whatever the pipeline") {
   }
 }
 
+TEST_CASE("where boxes cannot hold their numbers, an mb row says where each k-th microbatch's forward starts") {
+  // 1F1B, p = 2, m = 32 (T_F = 1 ms, 99 ms in all) in 110 columns: a forward box is one column
+  // wide, so its number does not fit. Under each stage an "mb" row puts microbatch numbers
+  // (every k-th, k a power of two) at the column where that forward starts: the stage row has an
+  // F there. (Narrower, a forward can be less than a column and hide under the next box.)
+  const auto l = report::run_bubble_lesson({K::one_f_one_b, 2, 32, 1, 0});
+  const auto lines = lines_of(report::render_pipeline_ascii(l.view, 110));
+  std::size_t rulers = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].rfind("mb      |", 0) != 0) continue;
+    ++rulers;
+    const std::string& stage = lines[i - 1];
+    REQUIRE(stage.rfind("stage ", 0) == 0);
+    std::vector<int> numbers;
+    for (std::size_t c = 9; c < lines[i].size(); ++c) {
+      if (lines[i][c] == ' ' || (c > 9 && lines[i][c - 1] != ' ')) continue;
+      CAPTURE(c);
+      REQUIRE(c < stage.size());
+      CHECK(stage[c] == 'F');
+      numbers.push_back(std::stoi(lines[i].substr(c)));
+    }
+    REQUIRE(numbers.size() >= 2);
+    const int k = numbers[1] - numbers[0];
+    CHECK(numbers.front() == 0);
+    CHECK((k & (k - 1)) == 0);  // a power of two
+    CHECK(report::display_width(lines[i]) <= 110);
+  }
+  CHECK(rulers == 2);
+  CHECK(lines.back().find("1 column") == 0);
+  // In 60 columns the stage and mb rows still fit the width.
+  for (const auto& line : lines_of(report::render_pipeline_ascii(l.view, 60)))
+    if (line.rfind("stage ", 0) == 0 || line.rfind("mb      |", 0) == 0) CHECK(report::display_width(line) <= 60);
+  // Wide enough for the numbers (m = 2 above): no mb row.
+  const auto roomy = report::render_pipeline_ascii(report::run_bubble_lesson({K::one_f_one_b, 2, 2, 1, 0}).view, 40);
+  CHECK(roomy.find("mb      |") == std::string::npos);
+}
+
 TEST_CASE("communication shows as '~' where a stage is not computing") {
   // p = 2, m = 1, R = 1: stage 0 F0 [0,1], send [1,2], stage 1 F0 [2,3] B0 [3,5], send [5,6],
   // stage 0 B0 [6,8]. The send intervals on each rank's pp stream are drawn where it idles.
