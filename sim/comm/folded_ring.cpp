@@ -117,9 +117,9 @@ void keep_one_private_crossing(std::vector<LatticeRing>& rings, std::size_t link
     }
 }
 
-// The same lattice walked round by round, for lattices above kDagFlowRanks, whose DAG
-// would cost seconds, on each hop's bottleneck links only. Within a step, the crossings of each link share it by processor sharing from
-// when they are ready; what the link still owes earlier steps joins them as one more crossing,
+// The same lattice walked round by round, for lattices above kDagFlowRanks, whose DAG would cost
+// seconds, on each hop's bottleneck links only. Within a step, the crossings of each link share it
+// by processor sharing from when they are ready; what the link still owes earlier steps joins them as one more crossing,
 // and a hop's step follows its previous one by at least `busy`. Steps of different rounds never
 // share a link here, so rings whose steps drift apart in time come out a little fast (a few % in
 // the band where latency and bytes weigh alike; tests/sim/comm/folded_ring_test.cpp). O(J·k).

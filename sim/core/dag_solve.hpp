@@ -26,8 +26,12 @@ inline int common_slices(const TransferDag& dag) {
 class Release {
  public:
   explicit Release(const TransferDag& dag)
-      : dag_(dag), waiting_(dag.jobs.size(), 0), flows_left_(dag.jobs.size(), 0), finish_(dag.jobs.size(), std::numeric_limits<double>::quiet_NaN()),
-        released_(dag.jobs.size(), 0.0), common_slices_(common_slices(dag)) {
+      : dag_(dag),
+        waiting_(dag.jobs.size(), 0),
+        flows_left_(dag.jobs.size(), 0),
+        finish_(dag.jobs.size(), std::numeric_limits<double>::quiet_NaN()),
+        released_(dag.jobs.size(), 0.0),
+        common_slices_(common_slices(dag)) {
     for (const auto n : dag.next) ++waiting_[static_cast<std::size_t>(n)];
     for (std::size_t j = 0; j < dag.jobs.size(); ++j)
       if (waiting_[j] == 0) queued_.push_back(static_cast<std::int64_t>(j));

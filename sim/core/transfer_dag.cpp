@@ -30,6 +30,11 @@ void check(const TransferDag& dag) {
 }  // namespace
 
 void TransferDag::set_edges(const std::vector<std::pair<std::int64_t, std::int64_t>>& edges) {
+  const auto count = static_cast<std::int64_t>(jobs.size());
+  for (const auto& [before, after] : edges)
+    if (before < 0 || before >= count || after < 0 || after >= count)
+      throw std::invalid_argument("transfer DAG: an edge " + std::to_string(before) + " -> " + std::to_string(after) +
+                                  " outside the " + std::to_string(count) + " jobs");
   next_begin.assign(jobs.size() + 1, 0);
   for (const auto& e : edges) ++next_begin[static_cast<std::size_t>(e.first) + 1];
   for (std::size_t j = 1; j < next_begin.size(); ++j) next_begin[j] += next_begin[j - 1];

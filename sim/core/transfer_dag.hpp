@@ -3,8 +3,9 @@
 // of bytes / (routes · slices) after that route's latency, and the job finishes when all its flows
 // have. The flows share links max-min fairly, as the engine's flows do (flow_network.hpp), their
 // ends rounded up to whole picoseconds (rounding.hpp), so a DAG of a collective's steps gives step
-// mode's time without the engine's streams, holds and traces. sim/comm writes collectives as such DAGs (comm/plan_dag.hpp) and chooses when to solve
-// one (comm/timing_method.hpp).
+// mode's time without the engine's streams, holds and traces. sim/comm writes collectives as such
+// DAGs (comm/plan_dag.hpp) and chooses when to solve one, and with which solver
+// (comm/timing_method.hpp).
 #pragma once
 
 #include <cstdint>
@@ -43,7 +44,8 @@ struct TransferDag {
     jobs.push_back(job);
     return static_cast<std::int64_t>(jobs.size()) - 1;
   }
-  /// Sets the successors from (before, after) pairs of job indices.
+  /// Sets the successors from (before, after) pairs of job indices; throws std::invalid_argument
+  /// for an index outside the jobs.
   void set_edges(const std::vector<std::pair<std::int64_t, std::int64_t>>& edges);
 };
 

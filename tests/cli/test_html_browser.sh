@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The HTML report in a real browser: headless Chromium (Debian's chromium, which tools/check
-# installs) opens `stepsim report`'s page from disk with no network, logs no console message
+# The HTML reports in a real browser: headless Chromium (Debian's chromium, which tools/check
+# installs) opens `stepsim report`'s page and a sweep's page from disk with no network, logs no console message
 # (an error or an uncaught exception would be one), and its rendered DOM still holds each plan's
 # step time as `run --json -` gives it and every bar part. The screenshot is left in the test's
 # work directory (report.png) for a person to look at.
@@ -32,6 +32,25 @@ for name in tp2-pp2 zero3-dp4; do
   checks=$((checks + 1))
   [ "$parts" = 8 ] || fail "expected 8 step parts for $name in the rendered page, found $parts"
 done
+
+# A sweep's page too: every plan of a narrowed sweep a point, no console message.
+cat > sweep.yaml <<'YAML'
+name: small sweep
+hardware: {preset: dgx-a100, gpus: 4}
+model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
+training: {seq_len: 1024, global_batch: 16}
+sweep: {tp: [1, 2], pp: [1], micro_batch: [1, 4], recompute: [none, selective]}
+YAML
+run_stepsim sweep sweep.yaml --threads 1 --html sweep.html
+expect_status 0 "sweep --html"
+timeout 120 "$browser" "${flags[@]}" --enable-logging=stderr --v=0 --virtual-time-budget=2000 \
+  --dump-dom "file://$WORK_DIR/sweep.html" > sweep-dom.html 2> sweep-browser.log
+checks=$((checks + 1))
+! grep -q ':CONSOLE' sweep-browser.log || fail "the sweep page logged to the console: $(grep ':CONSOLE' sweep-browser.log | head -3)"
+plans=$(printf '%s' "$out" | grep -o '[0-9]* simulated' | head -1 | cut -d' ' -f1)
+points=$(grep -o '<circle ' sweep-dom.html | wc -l)
+checks=$((checks + 1))
+[ -n "$plans" ] && [ "$points" = "$plans" ] || fail "the rendered sweep page has $points points for $plans simulated plans"
 
 rm -f report.png
 timeout 120 "$browser" "${flags[@]}" --window-size=1200,1800 --screenshot="$WORK_DIR/report.png" \
