@@ -1,7 +1,6 @@
 #include "sim/report/html_report.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
 #include "sim/report/comparison.hpp"
@@ -23,11 +22,8 @@ const char* colour(std::size_t i) {
   return kColours[i % 8];
 }
 
-std::string num(double v, int decimals = 6) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+// Attribute values: micro-unit resolution by default.
+std::string num(double v, int decimals = 6) { return fixed(v, decimals); }
 
 // A named amount of a bar: seconds of a step, or bytes of memory.
 struct Part {
