@@ -61,6 +61,9 @@ PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequ
 /// on symmetric idle topologies; cheap (no engine). Automatic algorithm or no protocol = the best
 /// choice's time.
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& request);
+/// estimate()'s paper for a plan already made, without folded rings (its ranks index `gpus`):
+/// what several collectives merged into one plan take together (concurrent.hpp).
+core::Duration estimate_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan);
 
 /// NCCL's tuner in spirit (src/graph/tuning.cc, ncclTopoGetAlgoTime): of every supported
 /// algorithm and protocol (those the request leaves open), the pair with the smallest estimate()

@@ -22,9 +22,9 @@ struct Paper {
 };
 
 // Paper is filled in place (it holds pointers into itself).
-void lay_out(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan, Paper& p) {
+void lay_out(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan, Paper& p) {
   // A pipelined plan repeats the same (src, dst, hop) once per slice: route each pair once.
-  const auto ranks = static_cast<std::int64_t>(req.gpus.size());
+  const auto ranks = static_cast<std::int64_t>(gpus.size());
   p.routes.reserve(plan.transfers.size());
   p.level.reserve(plan.transfers.size());
   for (const auto& t : plan.transfers) {
@@ -32,13 +32,13 @@ void lay_out(const hw::Router& router, const CollectiveRequest& req, const StepP
     for (int a : t.after) level = std::max(level, p.level[static_cast<std::size_t>(a)] + (t.is_join ? 0 : 1));
     p.level.push_back(level);
     if (t.is_join || !t.ring.empty()) {
-      p.others.push_back(planned_routes(router, req.gpus, t));
+      p.others.push_back(planned_routes(router, gpus, t));
       p.routes.push_back(&p.others.back());
       continue;
     }
     const std::int64_t key = (static_cast<std::int64_t>(t.hop) * ranks + t.src) * ranks + t.dst;
     auto it = p.point_to_point.find(key);
-    if (it == p.point_to_point.end()) it = p.point_to_point.emplace(key, planned_routes(router, req.gpus, t)).first;
+    if (it == p.point_to_point.end()) it = p.point_to_point.emplace(key, planned_routes(router, gpus, t)).first;
     p.routes.push_back(&it->second);
   }
 }
@@ -46,11 +46,11 @@ void lay_out(const hw::Router& router, const CollectiveRequest& req, const StepP
 double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes) * t.wire_factor; }
 
 // `folded`: the plan's folded_ring_latencies().
-core::Duration on_paper(const hw::Router& router, const CollectiveRequest& req, const StepPlan& plan,
+core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
                         const std::vector<std::optional<std::int64_t>>& folded) {
   const hw::Cluster& cluster = router.cluster();
   Paper p;
-  lay_out(router, req, plan, p);
+  lay_out(router, gpus, plan, p);
   // (level, link) -> bytes that level puts on the link; total bytes per link. Flat when the
   // table is small enough (tens of MB), else hashed.
   const auto links = static_cast<std::int64_t>(cluster.links.size());
@@ -187,7 +187,7 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
       // not, and the same estimate at both fidelities makes both pick the same algorithm.
       r.coarse = true;
       PlannedCollective planned = plan_collective(router, r);
-      if (const auto t = on_paper(router, r, planned.plan, planned.folded_latency_ps); !best || t < best->time)
+      if (const auto t = on_paper(router, r.gpus, planned.plan, planned.folded_latency_ps); !best || t < best->time)
         best = AlgorithmChoice{a, p, t, std::move(planned)};
     }
   }
@@ -202,7 +202,11 @@ Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& re
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& req) {
   if (req.algorithm == Algorithm::automatic || !req.protocol) return choose_with_estimate(router, req).time;
   const StepPlan plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req));
-  return on_paper(router, req, plan, folded_ring_latencies(router, req.gpus, plan));
+  return on_paper(router, req.gpus, plan, folded_ring_latencies(router, req.gpus, plan));
+}
+
+core::Duration estimate_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan) {
+  return on_paper(router, gpus, plan, std::vector<std::optional<std::int64_t>>(plan.transfers.size()));
 }
 
 }  // namespace stepsim::comm

@@ -31,16 +31,6 @@ std::string format_time(double us) {
   return buf;
 }
 
-// Whether coarse mode has a folded form of this op and algorithm (ring_phase.hpp: ring AR, AG, RS;
-// hierarchical). A tree, a broadcast chain or direct sends over hundreds of ranks stay thousands
-// of slices × ranks flows, which the engine re-solves at every event, so at coarse fidelity alone
-// on the machine those are solved as a transfer DAG (plan_dag.hpp), step mode's time without the
-// engine, or timed on paper with estimate() where idle_timing() finds the DAG too large (a 64 MiB
-// tree over 64 single-GPU servers), as the tuner times them.
-bool has_folded_form(Op op, Algorithm algorithm) {
-  return (algorithm == Algorithm::ring && op != Op::broadcast) || algorithm == Algorithm::hierarchical;
-}
-
 std::string redop(Op op) { return op == Op::all_reduce || op == Op::reduce_scatter ? "sum" : "none"; }
 int root(Op op) { return op == Op::broadcast ? 0 : -1; }
 

@@ -18,6 +18,10 @@ IdleTiming idle_timing(std::int64_t dag_flows, std::size_t ranks, bool rings) {
   return rings ? IdleTiming::rounds : IdleTiming::paper;
 }
 
+bool has_folded_form(Op op, Algorithm algorithm) {
+  return (algorithm == Algorithm::ring && op != Op::broadcast) || algorithm == Algorithm::hierarchical;
+}
+
 core::DagSolver dag_solver(bool rings) { return rings ? core::DagSolver::refills : core::DagSolver::flow_network; }
 
 }  // namespace stepsim::comm

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sim/comm/ops.hpp"
 #include "sim/core/transfer_dag.hpp"
 
 namespace stepsim::comm {
@@ -37,6 +38,13 @@ constexpr std::size_t kCoarseAboveRanks = 8;
 bool use_coarse_mode(std::size_t ranks, bool cluster_is_large = false);
 /// Resolves RingMode::automatic with use_coarse_mode().
 bool use_coarse_mode(RingMode rings, std::size_t ranks);
+
+/// Whether coarse mode has a folded form of this op and algorithm (ring_phase.hpp: ring AR, AG,
+/// RS; hierarchical). A tree, a broadcast chain or direct sends over hundreds of ranks stay
+/// thousands of slices × ranks flows, which the engine re-solves at every event, so alone on the
+/// machine those are solved as a transfer DAG (plan_dag.hpp), step mode's time without the engine,
+/// or timed on paper where idle_timing() finds the DAG too large, as the tuner times them.
+bool has_folded_form(Op op, Algorithm algorithm);
 
 /// The most flows × ranks a transfer DAG is solved with: 2^26. Each start or end re-solves the
 /// flows coupled to it through shared links, and how many those are grows with the ranks (a tree

@@ -13,11 +13,12 @@
 //     flows and joins), so on NVLink the idle time stands (a choice by topology, the same at every
 //     size).
 //   * DP/ZeRO in symmetric fidelity: the time of the bucket when EVERY concurrent DP group of that
-//     stage (one per TP index) runs it at once on a scratch engine, so NIC sharing between groups
-//     is what the full cluster sees.
+//     stage (one per TP index) runs it at once on an idle machine (comm::concurrent_idle_time), so
+//     NIC sharing between groups is what the full cluster sees.
 //   Both caches are keyed by size, so a step with 100 identical buckets simulates one.
 #include <cmath>
 
+#include "sim/comm/concurrent.hpp"
 #include "sim/plan/task_graph.hpp"
 
 namespace stepsim::plan {
@@ -103,22 +104,13 @@ core::Duration Collectives::concurrent_dp_time(comm::Op op, std::int64_t bytes, 
 
 // All `groups` run the collective at once on an otherwise idle copy of the machine.
 core::Duration Collectives::concurrent_time(const std::vector<std::vector<int>>& groups, comm::Op op, std::int64_t bytes) {
-  core::Engine engine;
-  comm::Network network(engine, b_.in.sc.cluster, b_.router);
+  std::vector<comm::CollectiveRequest> requests;
+  for (const auto& g : groups)
+    requests.push_back({.op = op, .gpus = g, .bytes = bytes, .coarse = comm::use_coarse_mode(g.size(), b_.in.large_cluster)});
+  std::vector<comm::LinkScale> degraded;
   for (const auto& fault : b_.in.sc.faults.links)
-    for (int link : fault.links) engine.scale_link(network.link(link), fault.bandwidth_factor);
-  for (const auto& g : groups) {
-    std::vector<core::StreamId> streams;
-    for (std::size_t i = 0; i < g.size(); ++i)
-      streams.push_back(engine.add_stream(engine.add_device(), core::StreamKind::communication));
-    comm::CollectiveRequest request;
-    request.op = op;
-    request.gpus = g;
-    request.bytes = bytes;
-    request.coarse = comm::use_coarse_mode(g.size(), b_.in.large_cluster);
-    comm::add_collective(network, request, streams);
-  }
-  return engine.run().makespan - core::TimePoint{};
+    for (int link : fault.links) degraded.push_back({link, fault.bandwidth_factor});
+  return comm::concurrent_idle_time(b_.router, requests, degraded);
 }
 
 }  // namespace stepsim::plan

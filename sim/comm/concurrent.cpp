@@ -1,0 +1,100 @@
+#include "sim/comm/concurrent.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
+#include "sim/comm/network.hpp"
+#include "sim/comm/plan_dag.hpp"
+#include "sim/core/engine.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+// The scratch engine: every request's flows on one idle copy of the machine.
+core::Duration engine_time(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
+                           const std::vector<LinkScale>& degraded) {
+  core::Engine engine;
+  Network network(engine, router.cluster(), router);
+  for (const LinkScale& d : degraded) engine.scale_link(network.link(d.link), d.factor);
+  for (const CollectiveRequest& req : requests) {
+    std::vector<core::StreamId> streams;
+    for (std::size_t i = 0; i < req.gpus.size(); ++i)
+      streams.push_back(engine.add_stream(engine.add_device(), core::StreamKind::communication));
+    add_collective(network, req, streams);
+  }
+  return engine.run().makespan - core::TimePoint{};
+}
+
+// Each request's plan as add_collective() would make it (the tuner's coarse plan for a coarse
+// request), or nullopt when one of them is a ring (or has ring phases): rings stay flows in the
+// engine, folded or step by step, whose symmetric steps tie as the engine's do.
+std::optional<std::vector<StepPlan>> unfolded_plans(const hw::Router& router, const std::vector<CollectiveRequest>& requests) {
+  std::vector<StepPlan> plans;
+  for (const CollectiveRequest& req : requests) {
+    CollectiveRequest fixed = req;
+    std::optional<PlannedCollective> planned;
+    if (req.algorithm == Algorithm::automatic || !req.protocol) {
+      AlgorithmChoice choice = choose_with_estimate(router, req);
+      fixed.algorithm = choice.algorithm;
+      fixed.protocol = choice.protocol;
+      if (req.coarse) planned = std::move(choice.coarse_plan);
+    }
+    if (has_folded_form(req.op, fixed.algorithm)) return std::nullopt;
+    if (!planned) planned = plan_collective(router, fixed);
+    for (const auto& t : planned->plan.transfers)
+      if (!t.ring.empty()) return std::nullopt;
+    plans.push_back(std::move(planned->plan));
+  }
+  return plans;
+}
+
+}  // namespace
+
+StepPlan merge_plans(const std::vector<StepPlan>& plans, const std::vector<std::vector<int>>& gpus,
+                     std::vector<int>& merged_gpus) {
+  if (plans.size() != gpus.size()) throw std::invalid_argument("merge_plans: one GPU list per plan");
+  StepPlan merged;
+  merged_gpus.clear();
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    const StepPlan& plan = plans[p];
+    if (p == 0) merged.protocol = plan.protocol, merged.launch_latency_ps = plan.launch_latency_ps;
+    if (plan.launch_latency_ps != merged.launch_latency_ps)
+      throw std::invalid_argument("merge_plans: plans start after different launch latencies");
+    const int rank_base = static_cast<int>(merged_gpus.size());
+    const int transfer_base = static_cast<int>(merged.transfers.size());
+    for (PlannedTransfer t : plan.transfers) {
+      if (!t.ring.empty()) throw std::invalid_argument("merge_plans: a folded ring is timed by its lattice");
+      t.src += rank_base;
+      t.dst += rank_base;
+      for (int& a : t.after) a += transfer_base;
+      merged.add(std::move(t));
+    }
+    for (std::vector<int> done : plan.rank_done) {
+      for (int& t : done) t += transfer_base;
+      merged.rank_done.push_back(std::move(done));
+    }
+    merged_gpus.insert(merged_gpus.end(), gpus[p].begin(), gpus[p].end());
+  }
+  return merged;
+}
+
+core::Duration concurrent_idle_time(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
+                                    const std::vector<LinkScale>& degraded) {
+  if (requests.empty()) return {};
+  if (!degraded.empty()) return engine_time(router, requests, degraded);
+  const auto plans = unfolded_plans(router, requests);
+  if (!plans) return engine_time(router, requests, degraded);
+  const bool same_launch = std::all_of(plans->begin(), plans->end(), [&](const StepPlan& p) {
+    return p.launch_latency_ps == plans->front().launch_latency_ps;
+  });
+  if (!same_launch) return engine_time(router, requests, degraded);
+  std::vector<std::vector<int>> gpus;
+  for (const CollectiveRequest& req : requests) gpus.push_back(req.gpus);
+  std::vector<int> all_gpus;
+  const StepPlan merged = merge_plans(*plans, gpus, all_gpus);
+  if (const auto solved = step_plan_time(router, all_gpus, merged)) return *solved;
+  return estimate_plan(router, all_gpus, merged);
+}
+
+}  // namespace stepsim::comm
