@@ -95,8 +95,12 @@ def sc21_table2(r):
     preset = 'gpt3-175b' if params == '174.6' else 'megatron-' + params + 'b'
     model = 'GPT-3 175B' if params == '174.6' else 'GPT 530B'
     if zero3:
+        # DeepSpeed as the paper ran it: arXiv v1 is of April 2021, weeks after ZeRO-3's release
+        # (DeepSpeed's ZeRO-3 Offload post, March 2021) and before PR #1188 (June 2021) removed
+        # the device synchronize before every parameter all-gather: the runs had blocking gathers.
         strategy = {'name': 'zero3', 'tp': 1, 'pp': 1, 'dp': gpus, 'zero_stage': 3, 'micro_batch': r['micro_batch'],
-                    'recompute': 'full', 'flash_attention': 'false'}
+                    'recompute': 'full', 'flash_attention': 'false', 'framework': 'deepspeed',
+                    'zero3_blocking_gathers': 'true'}
     else:
         tp, pp = int(r['tp']), int(r['pp'])
         strategy = {'name': 'ptdp', 'tp': tp, 'pp': pp, 'dp': gpus // (tp * pp), 'micro_batch': r['micro_batch'],

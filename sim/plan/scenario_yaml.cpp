@@ -45,6 +45,13 @@ void check_precision(const hw::GpuSpec& gpu, Precision p, const Field& training)
   training.fail(message + " (bf16 is the default: set training.precision)");
 }
 
+std::int64_t read_int64(const Field& f, std::int64_t low, std::int64_t high) {
+  const std::int64_t v = f.as_int();
+  if (v < low || v > high)
+    f.fail("expected an integer from " + std::to_string(low) + " to " + std::to_string(high) + ", found " + f.found());
+  return v;
+}
+
 int read_int(const Field& f, std::int64_t low, std::int64_t high) {
   const std::int64_t v = f.as_int();
   if (v < low || v > high)
@@ -65,7 +72,8 @@ void read_parallel_sizes(const Field& f, Strategy& s) {
 Strategy read_strategy(const Field& f, int index) {
   f.check_keys({"name", "tp", "pp", "dp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
-                "distributed_optimizer", "allow_tp_across_servers", "flash_attention"});
+                "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
+                "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -91,6 +99,18 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("distributed_optimizer")) s.distributed_optimizer = x->as_bool();
   if (auto x = f.optional("allow_tp_across_servers")) s.allow_tp_across_servers = x->as_bool();
   if (auto x = f.optional("flash_attention")) s.flash_attention = x->as_bool();
+  if (auto x = f.optional("framework")) {
+    s.framework = *framework_named(x->as_choice({to_string(Framework::generic), to_string(Framework::deepspeed)}));
+    s.where.framework = x->pos();
+  }
+  // DeepSpeed's own knobs: under another framework they would be read and never used.
+  for (const char* key : {"zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers"})
+    if (auto x = f.optional(key); x && s.framework != Framework::deepspeed)
+      x->fail(std::string(key) + " is DeepSpeed's: it needs framework: deepspeed in this strategy");
+  constexpr std::int64_t kElements = std::int64_t{1} << 50;
+  if (auto x = f.optional("zero3_persistence_threshold")) s.zero3_persistence_threshold = read_int64(*x, 0, kElements);
+  if (auto x = f.optional("zero3_max_reuse_distance")) s.zero3_max_reuse_distance = read_int64(*x, 0, kElements);
+  if (auto x = f.optional("zero3_blocking_gathers")) s.zero3_blocking_gathers = x->as_bool();
   return s;
 }
 

@@ -182,6 +182,20 @@ std::optional<Recompute> recompute_named(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<Framework> framework_named(std::string_view name) {
+  for (Framework f : {Framework::generic, Framework::deepspeed})
+    if (name == to_string(f)) return f;
+  return std::nullopt;
+}
+
+const char* to_string(Framework f) {
+  switch (f) {
+    case Framework::generic: return "generic";
+    case Framework::deepspeed: return "deepspeed";
+  }
+  return "?";
+}
+
 const char* to_string(ScheduleKind s) {
   switch (s) {
     case ScheduleKind::gpipe: return "gpipe";

@@ -99,6 +99,7 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
     c.weight_ps += times.back().bwd_weight_ps;
     c.stored_activation_bytes += op.activation_bytes;
     c.params += op.params;
+    if (op.params > 0) c.op_params.push_back(op.params);
     c.fwd_flops += op.fwd_flops;
     c.bwd_flops += op.bwd_input_flops + op.bwd_weight_flops;
     if (op.recompute) c.recompute_flops += op.fwd_flops;

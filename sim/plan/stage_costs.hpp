@@ -50,6 +50,9 @@ struct LayerCost {
   std::int64_t stored_activation_bytes = 0;  ///< kept from the end of F to the end of B/W
   std::int64_t transient_bytes = 0;       ///< recomputed activations alive during one layer's backward
   std::int64_t params = 0;                ///< parameters this rank holds
+  /// Parameters of each op that has any, in forward order: the submodules whose weights
+  /// DeepSpeed's hooks gather one by one (zero3_gathers.hpp).
+  std::vector<std::int64_t> op_params;
   double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  ///< executed, per rank
 };
 

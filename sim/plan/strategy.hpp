@@ -15,18 +15,25 @@
 namespace stepsim::plan {
 
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved, zb_h1 };
+/// The framework that runs the plan, as far as it changes how communication is issued
+/// (zero3_gathers.hpp). generic: ZeRO-3 as FSDP runs it, one all-gather per transformer block
+/// (each block its own wrapped unit), re-gathered once for the block's backward; deepspeed: its
+/// module hooks, one all-gather per submodule with parameters.
+enum class Framework { generic, deepspeed };
 /// The recompute modes are models/'s (Korthikanti et al.): one enum for both layers.
 using Recompute = models::Recompute;
 
 const char* to_string(ScheduleKind s);  ///< "gpipe", "1f1b", "interleaved", "zb-h1"
+const char* to_string(Framework f);     ///< "generic", "deepspeed"
 /// The kind whose to_string() is `name`; nullopt for any other text. Readers of YAML and JSON use
 /// these, so a name is spelled in one place (to_string).
 std::optional<ScheduleKind> schedule_named(std::string_view name);
 std::optional<Recompute> recompute_named(std::string_view name);
+std::optional<Framework> framework_named(std::string_view name);
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
-  config::SourcePos self, tp, pp, dp, zero_stage, micro_batch, schedule, v, rank_order, global_batch;
+  config::SourcePos self, tp, pp, dp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -48,6 +55,17 @@ struct Strategy {
   /// collective runs beside the weight-gradient GEMM. false = the 2019-2020 code, where it blocks.
   bool tp_overlap = true;
   int zero_prefetch = 1;              ///< ZeRO-3: layers whose parameters are gathered ahead
+  Framework framework = Framework::generic;
+  /// DeepSpeed's stage3_param_persistence_threshold, elements (default 1e5: deepspeed/runtime/
+  /// zero/config.py): a parameter this small is never partitioned, so never gathered.
+  std::int64_t zero3_persistence_threshold = 100'000;
+  /// DeepSpeed's stage3_max_reuse_distance, elements (default 1e9, same file): a parameter used
+  /// again before this many elements of other parameters are fetched is not released.
+  std::int64_t zero3_max_reuse_distance = 1'000'000'000;
+  /// DeepSpeed before PR #1188 (June 2021; the 0.3 releases): every parameter all-gather called
+  /// torch.cuda.synchronize() first ("the async version is not async at all"), so no gather
+  /// overlaps compute and none is fetched ahead.
+  bool zero3_blocking_gathers = false;
   /// Innermost first: "tp-dp-pp" = Megatron's default (TP within a server, PP outermost).
   std::string rank_order = "tp-dp-pp";
   bool distributed_optimizer = false; ///< Megatron's ZeRO-1 equivalent (shards optimizer states)

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <span>
 
 #include "sim/plan/host_thread.hpp"
 #include "sim/plan/task_graph.hpp"
+#include "sim/plan/zero3_gathers.hpp"
 
 namespace stepsim::plan {
 namespace {
@@ -181,41 +183,71 @@ class StageEmitter {
     }
   }
 
-  // One layer of a pass: ZeRO-3 gathers issued `zero_prefetch` layers ahead, the segments, the
-  // recompute buffer of backward, and ZeRO-3's gradient reduce-scatter.
+  // One layer of a pass: ZeRO-3 gathers issued `zero_prefetch` layers ahead (none where they
+  // block), the segments, the recompute buffer of backward, the gathers DeepSpeed repeats between
+  // the recompute and the backward, and ZeRO-3's gradient reduce-scatter.
   void layer_pass(int i, int n, int layer, const std::vector<Segment>& segs, TaskCategory cat) {
     const bool zero3 = b_.in.st.effective_zero_stage() == 3 && b_.in.grid.dp() > 1;
     const int step = cat == TaskCategory::forward ? 1 : -1;
     const int base = cat == TaskCategory::forward ? first_layer() : first_layer() + n - 1;
+    const int ahead = zero3_prefetch_layers(b_.in.st);
     if (zero3) {
       if (i == 0)
-        for (int k = 0; k <= std::min(b_.in.st.zero_prefetch, n - 1); ++k) gather(base + step * k);
-      else if (i + b_.in.st.zero_prefetch < n)
-        gather(base + step * (i + b_.in.st.zero_prefetch));
+        for (int k = 0; k <= std::min(ahead, n - 1); ++k) gather(base + step * k);
+      else if (i + ahead < n)
+        gather(base + step * (i + ahead));
     }
     const bool recomputes = cat != TaskCategory::forward && b_.in.layer.transient_bytes > 0;
     if (recomputes) transient(+b_.in.layer.transient_bytes);
-    segments(segs, cat, layer);
+    const auto regathers = zero3 && cat != TaskCategory::forward
+                               ? zero3_backward_regathers(b_.in.st, zero3_gathers(b_.in.st, b_.in.layer.op_params, 0))
+                               : std::vector<std::int64_t>{};
+    if (regathers.empty()) {
+      segments(segs, cat, layer);
+    } else {
+      const auto backward = std::find_if(segs.begin(), segs.end(), [](const Segment& s) { return !s.recompute; });
+      segments({segs.begin(), backward}, cat, layer);
+      for (std::int64_t params : regathers) fetch(layer, 2 * params, false);
+      segments({backward, segs.end()}, cat, layer);
+    }
     if (recomputes) transient(-b_.in.layer.transient_bytes);
     if (zero3) {
-      for (int r : all_) b_.rec.memory({tail_[r], false, r, -gathered_bytes(layer), MemKind::gathered});
+      for (int r : all_) b_.rec.memory({tail_[r], false, r, -gathered_total(layer), MemKind::gathered});
       if (cat != TaskCategory::forward) dp_collective(CommClass::zero, comm::Op::reduce_scatter, gathered_bytes(layer), layer);
     }
   }
 
-  std::int64_t gathered_bytes(int layer) const {
-    std::int64_t p = b_.in.layer.params;
-    const bool ends = !b_.in.opt.hooks.skip_embedding_and_head;
-    if (ends && layer == 0) p += b_.in.embedding.params;
-    if (ends && layer == b_.in.sc.model.layers - 1) p += b_.in.logits.params;
+  // The parameters fetched with `layer` beside its own: the embedding before the first, the head
+  // after the last.
+  std::int64_t extra_params(int layer) const {
+    if (b_.in.opt.hooks.skip_embedding_and_head) return 0;
+    std::int64_t p = 0;
+    if (layer == 0) p += b_.in.embedding.params;
+    if (layer == b_.in.sc.model.layers - 1) p += b_.in.logits.params;
+    return p;
+  }
+
+  // Every parameter of the layer, in bytes: what its gradient reduce-scatter carries.
+  std::int64_t gathered_bytes(int layer) const { return 2 * (b_.in.layer.params + extra_params(layer)); }
+
+  // What the layer's all-gathers bring in (DeepSpeed leaves persistent parameters out).
+  std::int64_t gathered_total(int layer) const {
+    std::int64_t p = 0;
+    for (std::int64_t g : zero3_gathers(b_.in.st, b_.in.layer.op_params, extra_params(layer))) p += g;
     return 2 * p;
   }
 
   void gather(int layer) {
-    auto members = dp_collective(CommClass::zero, comm::Op::all_gather, gathered_bytes(layer), layer);
+    for (std::int64_t params : zero3_gathers(b_.in.st, b_.in.layer.op_params, extra_params(layer))) fetch(layer, 2 * params, true);
+  }
+
+  // One all-gather of `bytes` for `layer`, which the layer's next compute waits for; `resident`:
+  // it adds to the gathered memory (a re-gather refills what the recompute's use released).
+  void fetch(int layer, std::int64_t bytes, bool resident) {
+    auto members = dp_collective(CommClass::zero, comm::Op::all_gather, bytes, layer);
     for (std::size_t k = 0; k < members.size(); ++k) {
       const auto& [r, id] = members[k];
-      b_.rec.memory({id, true, r, gathered_bytes(layer), MemKind::gathered});
+      if (resident) b_.rec.memory({id, true, r, bytes, MemKind::gathered});
       pending_[r].emplace_back(layer, id);
     }
   }
@@ -245,7 +277,7 @@ class StageEmitter {
     for (int r : all_) b_.rec.memory({tail_[r], false, r, delta, MemKind::buffers});
   }
 
-  void segments(const std::vector<Segment>& segs, TaskCategory cat, int layer) {
+  void segments(std::span<const Segment> segs, TaskCategory cat, int layer) {
     for (const Segment& seg : segs) {
       for (int r : all_) host_.issue(r, seg.host_ps, layer);
       if (seg.host_ps > 0) host_.end_segment();
