@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "sim/plan/simulate.hpp"
@@ -60,8 +61,16 @@ std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& 
   // thread count.
   std::vector<std::exception_ptr> errors(cases.size());
   std::mutex error_mutex;
+  // The largest clusters first: they take the longest, and started last they would leave the
+  // other threads idle at the end. Rows still land by their file's index.
+  std::vector<std::size_t> order(cases.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return cases[a].scenario.cluster.gpu_count() > cases[b].scenario.cluster.gpu_count();
+  });
   auto worker = [&] {
-    for (std::size_t i = next++; i < cases.size(); i = next++) try {
+    for (std::size_t n = next++; n < cases.size(); n = next++) try {
+      const std::size_t i = order[n];
       const auto& c = cases[i];
       const auto result = plan::simulate(c.scenario, c.scenario.strategies.front(), opt);
       auto& row = rows[i];
@@ -80,7 +89,7 @@ std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& 
         std::cerr << "\rvalidate: " << finished << " / " << cases.size() << " scenarios" << std::flush;
       }
     } catch (...) {
-      errors[i] = std::current_exception();
+      errors[order[n]] = std::current_exception();
     }
   };
   std::vector<std::thread> pool;
