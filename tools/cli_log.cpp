@@ -48,4 +48,11 @@ void warn_unmodelled(const models::ModelSpec& model) {
   for (const auto& note : model.unmodelled) log.warn(note);
 }
 
+void warn_unmodelled(const plan::Scenario& scenario) {
+  warn_unmodelled(scenario.model);
+  const config::Log log = cli_log();
+  for (const auto& strategy : scenario.strategies)
+    for (const auto& note : strategy.unmodelled) log.warn(note);
+}
+
 }  // namespace stepsim::cli

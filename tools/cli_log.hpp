@@ -6,6 +6,7 @@
 
 #include "models/model_spec.hpp"
 #include "sim/config/log.hpp"
+#include "sim/plan/scenario.hpp"
 
 namespace stepsim::cli {
 
@@ -17,5 +18,7 @@ config::Log cli_log();
 
 /// One warning per field of the model's file that changes cost and is not modelled.
 void warn_unmodelled(const models::ModelSpec& model);
+/// The model's, then each strategy's (its DeepSpeed config's unmodelled keys).
+void warn_unmodelled(const plan::Scenario& scenario);
 
 }  // namespace stepsim::cli

@@ -37,7 +37,7 @@ int run_run(const Args& args) {
                                "Simulate one training step of each strategy in a scenario.", options, positional, args);
   if (!vm) return 0;
   const auto sc = plan::load_scenario((*vm)["scenario"].as<std::string>(), sets);
-  warn_unmodelled(sc.model);
+  warn_unmodelled(sc);
   plan::SimOptions opt;
   opt.log = cli_log();
   opt.log.info("read " + sc.file + ": " + std::to_string(sc.strategies.size()) + " strategies on " +

@@ -1,12 +1,15 @@
 // Reading a scenario file (scenario.hpp shows the format). Only this file sees YAML; everything
 // after it works on the Scenario struct.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "hardware/hardware_yaml.hpp"
 #include "sim/config/limits.hpp"
+#include "sim/config/paths.hpp"
 #include "models/model_yaml.hpp"
+#include "sim/plan/deepspeed_config.hpp"
 #include "sim/plan/rank_grid.hpp"
 #include "sim/plan/scenario.hpp"
 
@@ -73,7 +76,8 @@ Strategy read_strategy(const Field& f, int index) {
   f.check_keys({"name", "tp", "pp", "dp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
-                "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers"});
+                "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
+                "deepspeed_config"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -81,6 +85,12 @@ Strategy read_strategy(const Field& f, int index) {
   s.where.tp = s.where.pp = s.where.zero_stage = f.pos();
   s.name = f.has("name") ? f.required("name").as_string() : "strategy" + std::to_string(index + 1);
   read_parallel_sizes(f, s);
+  if (auto x = f.optional("framework")) {
+    s.framework = *framework_named(x->as_choice({to_string(Framework::generic), to_string(Framework::deepspeed)}));
+    s.where.framework = x->pos();
+  }
+  if (f.has("deepspeed_config")) s.framework = Framework::deepspeed;
+  if (s.framework == Framework::deepspeed) apply_deepspeed_defaults(s);
   if (auto x = f.optional("schedule")) { s.schedule = read_schedule(*x); s.where.schedule = x->pos(); }
   if (auto x = f.optional("sequence_parallel")) s.sequence_parallel = x->as_bool();
   if (auto x = f.optional("recompute")) {
@@ -99,10 +109,6 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("distributed_optimizer")) s.distributed_optimizer = x->as_bool();
   if (auto x = f.optional("allow_tp_across_servers")) s.allow_tp_across_servers = x->as_bool();
   if (auto x = f.optional("flash_attention")) s.flash_attention = x->as_bool();
-  if (auto x = f.optional("framework")) {
-    s.framework = *framework_named(x->as_choice({to_string(Framework::generic), to_string(Framework::deepspeed)}));
-    s.where.framework = x->pos();
-  }
   // DeepSpeed's own knobs: under another framework they would be read and never used.
   for (const char* key : {"zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers"})
     if (auto x = f.optional(key); x && s.framework != Framework::deepspeed)
@@ -163,6 +169,21 @@ Faults read_faults(const Field& f, const hw::Cluster& c) {
   return out;
 }
 
+// `deepspeed_config: FILE` of a strategy, the path relative to the scenario's folder: the file
+// sets what it sets (deepspeed_config.hpp), and the strategy may not say it a second time.
+void read_deepspeed_config(const Field& item, const Field& key, const Scenario& sc, Strategy& s) {
+  if (auto f = item.optional("framework"); f && f->as_string() != to_string(Framework::deepspeed))
+    f->fail("a strategy with a deepspeed_config runs framework: deepspeed, found " + f->found());
+  for (const std::string& name : deepspeed_config_sets())
+    if (auto f = item.optional(name))
+      f->fail(name + " is set by the DeepSpeed config " + key.found() + "; write it in one place");
+  std::filesystem::path path(key.as_string());
+  if (path.is_relative()) path = std::filesystem::path(sc.file).parent_path() / path;
+  if (!config::path_exists(path)) key.fail("no DeepSpeed config at " + path.string() + " (a path relative to the scenario's folder)");
+  const auto doc = config::YamlDocument::load_file(path.string());
+  apply_deepspeed_config(doc.root(), sc.training, sc.cluster.gpu_count(), s);
+}
+
 }  // namespace
 
 Scenario read_scenario(const config::YamlDocument& doc) {
@@ -182,7 +203,10 @@ Scenario read_scenario(const config::YamlDocument& doc) {
   const auto list = sweep ? root.optional("strategies") : std::optional<Field>(root.required("strategies"));
   const auto items = list ? list->items() : std::vector<Field>{};
   if (items.empty() && !sweep) list->fail("expected at least one strategy, found an empty list");
-  for (std::size_t i = 0; i < items.size(); ++i) s.strategies.push_back(read_strategy(items[i], static_cast<int>(i)));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    s.strategies.push_back(read_strategy(items[i], static_cast<int>(i)));
+    if (auto ds = items[i].optional("deepspeed_config")) read_deepspeed_config(items[i], *ds, s, s.strategies.back());
+  }
   for (std::size_t i = 0; i < s.strategies.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (s.strategies[i].name == s.strategies[j].name)

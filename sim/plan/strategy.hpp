@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "models/layer_ops.hpp"
 #include "sim/config/config_error.hpp"
@@ -66,6 +67,10 @@ struct Strategy {
   /// torch.cuda.synchronize() first ("the async version is not async at all"), so no gather
   /// overlaps compute and none is fetched ahead.
   bool zero3_blocking_gathers = false;
+  /// Keys of its DeepSpeed config (deepspeed_config.hpp) that change a step's cost and that
+  /// stepsim does not model, each "file:line:col: key: what is costed instead"; the commands
+  /// print them as warnings.
+  std::vector<std::string> unmodelled{};
   /// Innermost first: "tp-dp-pp" = Megatron's default (TP within a server, PP outermost).
   std::string rank_order = "tp-dp-pp";
   bool distributed_optimizer = false; ///< Megatron's ZeRO-1 equivalent (shards optimizer states)
