@@ -213,7 +213,7 @@ class StageEmitter {
     if (recomputes) transient(-b_.in.layer.transient_bytes);
     if (zero3) {
       for (int r : all_) b_.rec.memory({tail_[r], false, r, -gathered_total(layer), MemKind::gathered});
-      if (cat != TaskCategory::forward) dp_collective(CommClass::zero, comm::Op::reduce_scatter, gathered_bytes(layer), layer);
+      if (cat != TaskCategory::forward) dp_collective(CommClass::zero, comm::Op::reduce_scatter, all_param_bytes(layer), layer);
     }
   }
 
@@ -228,7 +228,7 @@ class StageEmitter {
   }
 
   // Every parameter of the layer, in bytes: what its gradient reduce-scatter carries.
-  std::int64_t gathered_bytes(int layer) const { return 2 * (b_.in.layer.params + extra_params(layer)); }
+  std::int64_t all_param_bytes(int layer) const { return 2 * (b_.in.layer.params + extra_params(layer)); }
 
   // What the layer's all-gathers bring in (DeepSpeed leaves persistent parameters out).
   std::int64_t gathered_total(int layer) const {
