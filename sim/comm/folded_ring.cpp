@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <numeric>
 
 #include "sim/comm/network.hpp"
@@ -170,7 +171,31 @@ std::vector<double> lattice_times_by_step(const std::vector<LatticeRing>& rings,
   std::vector<Timed> c;
   int steps = 0;
   for (const auto& r : rings) steps = std::max(steps, r.steps);
+  // A step maps the arrivals and the links' free times of the step before to the next ones, the
+  // same map every step when every ring has as many steps, and it commutes with a shift of time.
+  // So once a step moves every arrival and every free time by one Δ, and the next by the same Δ,
+  // each later step is its predecessor shifted by Δ: the walk ends there and extrapolates.
+  const bool same_steps = std::all_of(rings.begin(), rings.end(), [&](const LatticeRing& r) { return r.steps == steps; });
+  std::vector<double> before(slots + used.size());
+  std::optional<double> last_shift;
+  auto state_shift = [&]() -> std::optional<double> {
+    std::optional<double> shift;
+    auto same = [&](double now, double then) {
+      const double d = now - then;
+      if (!shift) shift = d;
+      return std::abs(d - *shift) <= 1e-9 * std::abs(*shift) + 1e-6;
+    };
+    for (std::size_t k = 0; k < slots; ++k)
+      if (!same(arrived[k], before[k])) return std::nullopt;
+    for (std::size_t k = 0; k < used.size(); ++k)
+      if (!same(link_free[static_cast<std::size_t>(used[k])], before[slots + k])) return std::nullopt;
+    return shift;
+  };
   for (int s = 0; s < steps; ++s) {
+    if (same_steps && s >= 1) {  // the state after step s − 1
+      std::copy(arrived.begin(), arrived.end(), before.begin());
+      for (std::size_t k = 0; k < used.size(); ++k) before[slots + k] = link_free[static_cast<std::size_t>(used[k])];
+    }
     for (std::size_t i = 0; i < rings.size(); ++i) {
       if (s >= rings[i].steps) continue;
       const std::size_t n = rings[i].d.size(), base = first_slot[i];
@@ -204,6 +229,14 @@ std::vector<double> lattice_times_by_step(const std::vector<LatticeRing>& rings,
       for (std::size_t slot = first_slot[i]; slot < first_slot[i + 1]; ++slot)
         arrived[slot] = std::max(done[slot], (s == 0 ? 0.0 : arrived[slot]) + rings[i].busy[slot - first_slot[i]]);
     }
+    if (!same_steps || s < 1) continue;
+    const auto shift = state_shift();
+    if (shift && last_shift && std::abs(*shift - *last_shift) <= 1e-9 * std::abs(*shift) + 1e-6) {
+      const double rest = static_cast<double>(steps - 1 - s);
+      for (double& a : arrived) a += rest * *shift;
+      break;
+    }
+    last_shift = shift;
   }
   std::vector<double> out;
   for (std::size_t i = 0; i < rings.size(); ++i)

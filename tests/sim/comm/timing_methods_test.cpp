@@ -139,6 +139,28 @@ TEST_CASE("the round-by-round lattice stays within 5 % of the lattice's DAG") {
   }
 }
 
+TEST_CASE("the round-by-round walk of a uniform ring, extrapolated once it settles, keeps the ring formula") {
+  // ring_cluster: n = 16, B = 100 GB/s, alpha = 2 us. All-reduce of 16 MB: S = 30 steps of 1 MB,
+  // each 2 + 10 us. Every step after the first moves every arrival by 12 us, so the walk stops
+  // after three steps and extrapolates the other 27; the folded flow's latency is what the
+  // lattice adds to its bytes: S·alpha = 60 us.
+  const auto cluster = testing::ring_cluster(16, 100e9, 2'000'000);
+  const hw::Router router(cluster);
+  const CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(16), .bytes = 16'000'000,
+                              .algorithm = Algorithm::ring, .coarse = true};
+  const StepPlan plan = make_algorithm(Algorithm::ring)->plan(plan_input(cluster, req));
+  const auto by_rounds = folded_ring_latencies(router, req.gpus, plan, IdleTiming::rounds);
+  const auto by_dag = folded_ring_latencies(router, req.gpus, plan, IdleTiming::dag);
+  int rings = 0;
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    if (!by_rounds[i]) continue;
+    ++rings;
+    CHECK(std::abs(static_cast<double>(*by_rounds[i]) - 60e6) <= 1.0);
+    CHECK(std::abs(static_cast<double>(*by_rounds[i] - *by_dag[i])) <= 1.0);
+  }
+  CHECK(rings > 0);
+}
+
 TEST_CASE("a folded ring on a uniform idle ring takes S(alpha + b/B), the ring formula") {
   // ring_cluster: n = 4, B = 100 GB/s, alpha = 2 us, no launch latency. All-reduce of 4 MB:
   // S = 6 steps of 1 MB: 6 · (2 + 10) = 72 us, as step mode (collective_test.cpp).
