@@ -45,6 +45,27 @@ ptdp_within=$(printf '%s' "$out" | grep -o '{"name":"SC21 Table 2 [^}]*PTD-P[^}]
 checks=$((checks + 1))
 [ "$ptdp_within" -eq 6 ] || fail "$ptdp_within of SC'21 Table 2's 6 PTD-P rows are within their tolerance"
 
+# DeepSpeed ZeRO-3 at a fixed global batch: throughput per GPU falls as the GPUs grow, as measured
+# (the per-GPU compute halves, the serialized parameter all-gathers do not shrink).
+zero3_predicted() {  # MODEL GPUS -> the row's predicted TFLOP/s per GPU
+  printf '%s' "$out" | grep -o "{\"name\":\"SC21 Table 2 $1 ZeRO-3 on $2 GPUs\"[^}]*" |
+    grep -o '"predicted":[0-9.e+-]*' | cut -d: -f2
+}
+for series in "GPT-3 175B:384 768 1536" "GPT 530B:640 1120 2240"; do
+  model=${series%%:*}
+  previous=
+  for gpus in ${series#*:}; do
+    value=$(zero3_predicted "$model" "$gpus")
+    checks=$((checks + 1))
+    [ -n "$value" ] || { fail "no prediction for $model ZeRO-3 on $gpus GPUs"; continue; }
+    if [ -n "$previous" ]; then
+      awk -v a="$previous" -v b="$value" 'BEGIN { exit !(b < a) }' ||
+        fail "$model ZeRO-3: $value TFLOP/s per GPU on $gpus GPUs, not below $previous on fewer"
+    fi
+    previous=$value
+  done
+done
+
 # The table form on one vTrain group: the ranking table follows the summary.
 mkdir -p group
 cp "$SOURCE_DIR"/scenarios/validation/vtrain-vtrain-gpt-h2048-l16-gb-8-tp*-on-2-a100.yaml group/
