@@ -23,11 +23,13 @@ void add_ranks(Build& b) {
   b.recompute_flops.assign(n, 0.0);
   b.backward_end.assign(n, core::TaskId{});
   b.grad_ready.resize(n);
+  b.first_forward.resize(n);
   for (std::size_t r = 0; r < n; ++r) {
     const int stage = in.grid.coord(b.global_of[r]).pp;
     int count = 0;
     for (int c = 0; c < in.schedule.chunks; ++c) count += in.layers_of_vstage[c * in.grid.pp() + stage];
     b.grad_ready[r].assign(count, core::TaskId{});
+    b.first_forward[r].assign(count, std::nullopt);
   }
 }
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "sim/plan/framework_defaults.hpp"
+
 namespace stepsim::plan {
 namespace {
 
@@ -89,7 +91,8 @@ class Reader {
       s_.where.zero_stage = x->pos();
     }
     const bool stage3 = s_.zero_stage == 3;
-    apply_deepspeed_defaults(s_);
+    s_.framework = Framework::deepspeed;
+    apply_framework_defaults(s_);  // they depend on the stage just read
     for (const auto& [key, f] : z.entries()) {
       if (key == "stage") continue;
       if (key == "overlap_comm") {
@@ -175,11 +178,6 @@ class Reader {
 };
 
 }  // namespace
-
-void apply_deepspeed_defaults(Strategy& s) {
-  s.dp_overlap = s.zero_stage == 3;
-  s.dp_bucket_bytes = 2 * std::int64_t{500'000'000};
-}
 
 const std::vector<std::string>& deepspeed_config_sets() {
   static const std::vector<std::string> keys{"zero_stage", "micro_batch", "dp_bucket_size", "dp_overlap",

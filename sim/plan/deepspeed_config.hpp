@@ -20,11 +20,6 @@
 
 namespace stepsim::plan {
 
-/// DeepSpeed's communication defaults (deepspeed/runtime/zero/config.py): overlap_comm only at
-/// ZeRO stage 3, reduce_bucket_size 5e8 elements (of 16-bit gradients). For a strategy that says
-/// framework: deepspeed, before its own keys are read.
-void apply_deepspeed_defaults(Strategy& s);
-
 /// The strategy keys a DeepSpeed config sets: a strategy that has one may not also write these.
 const std::vector<std::string>& deepspeed_config_sets();
 

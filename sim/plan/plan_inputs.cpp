@@ -63,6 +63,9 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   in.logits = logits_cost(in.cost_in);
   in.tp_bytes = plan::tp_bytes(in.cost_in);
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
+  const bool fp32_grads = st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 &&
+                          sc.training.precision != Precision::fp16;
+  in.grad_bytes = fp32_grads ? 4 : 2;
   split_layers(in);
   return in;
 }

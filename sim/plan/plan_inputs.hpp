@@ -29,6 +29,9 @@ struct PlanInputs {
   CostInputs cost_in{};
   LayerCost layer{}, embedding{}, logits{};
   std::int64_t tp_bytes = 0, pp_bytes = 0;
+  /// Bytes per gradient element of the DP reduction: 2, or 4 where Megatron-Core reduces a bf16
+  /// model's gradients in fp32 (Strategy::grad_reduce_in_bf16).
+  int grad_bytes = 2;
   std::vector<int> layers_of_vstage{}, first_layer_of_vstage{};  ///< [virtual stage]
   std::vector<std::int64_t> stage_params{};                  ///< [stage] parameters one rank of it holds
 };

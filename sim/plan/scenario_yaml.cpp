@@ -10,6 +10,7 @@
 #include "sim/config/paths.hpp"
 #include "models/model_yaml.hpp"
 #include "sim/plan/deepspeed_config.hpp"
+#include "sim/plan/framework_defaults.hpp"
 #include "sim/plan/rank_grid.hpp"
 #include "sim/plan/scenario.hpp"
 
@@ -77,7 +78,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
-                "deepspeed_config"});
+                "deepspeed_config", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -86,17 +87,24 @@ Strategy read_strategy(const Field& f, int index) {
   s.name = f.has("name") ? f.required("name").as_string() : "strategy" + std::to_string(index + 1);
   read_parallel_sizes(f, s);
   if (auto x = f.optional("framework")) {
-    s.framework = *framework_named(x->as_choice({to_string(Framework::generic), to_string(Framework::deepspeed)}));
+    s.framework = *framework_named(x->as_choice(
+        {to_string(Framework::generic), to_string(Framework::deepspeed), to_string(Framework::megatron_core)}));
     s.where.framework = x->pos();
   }
   if (f.has("deepspeed_config")) s.framework = Framework::deepspeed;
-  if (s.framework == Framework::deepspeed) apply_deepspeed_defaults(s);
+  if (auto x = f.optional("zero_stage"); x && s.framework == Framework::megatron_core && s.zero_stage >= 2)
+    x->fail("Megatron-Core's distributed optimizer shards optimizer state only (ZeRO-1); its FSDP modes are not "
+            "modelled, found zero_stage: " + std::to_string(s.zero_stage));
+  apply_framework_defaults(s);
   if (auto x = f.optional("schedule")) { s.schedule = read_schedule(*x); s.where.schedule = x->pos(); }
   if (auto x = f.optional("sequence_parallel")) s.sequence_parallel = x->as_bool();
   if (auto x = f.optional("recompute")) {
     s.recompute = read_recompute(*x);
   }
-  if (auto x = f.optional("dp_bucket_size")) s.dp_bucket_bytes = x->as_bytes();
+  if (auto x = f.optional("dp_bucket_size")) {
+    s.dp_bucket_bytes = x->as_bytes();
+    s.dp_bucket_from_dp = false;
+  }
   if (auto x = f.optional("dp_overlap")) s.dp_overlap = x->as_bool();
   if (auto x = f.optional("tp_overlap")) s.tp_overlap = x->as_bool();
   if (auto x = f.optional("zero_prefetch")) s.zero_prefetch = read_int(*x, 0, 1024);
@@ -117,6 +125,15 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("zero3_persistence_threshold")) s.zero3_persistence_threshold = read_int64(*x, 0, kElements);
   if (auto x = f.optional("zero3_max_reuse_distance")) s.zero3_max_reuse_distance = read_int64(*x, 0, kElements);
   if (auto x = f.optional("zero3_blocking_gathers")) s.zero3_blocking_gathers = x->as_bool();
+  for (const char* key : {"tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16"})
+    if (auto x = f.optional(key); x && s.framework != Framework::megatron_core)
+      x->fail(std::string(key) + " is Megatron-Core's: it needs framework: megatron-core in this strategy");
+  if (auto x = f.optional("tp_comm_overlap")) { s.tp_comm_overlap = x->as_bool(); s.where.tp_comm_overlap = x->pos(); }
+  if (auto x = f.optional("overlap_param_gather")) {
+    s.overlap_param_gather = x->as_bool();
+    s.where.overlap_param_gather = x->pos();
+  }
+  if (auto x = f.optional("grad_reduce_in_bf16")) s.grad_reduce_in_bf16 = x->as_bool();
   return s;
 }
 

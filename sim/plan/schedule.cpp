@@ -183,7 +183,7 @@ std::optional<Recompute> recompute_named(std::string_view name) {
 }
 
 std::optional<Framework> framework_named(std::string_view name) {
-  for (Framework f : {Framework::generic, Framework::deepspeed})
+  for (Framework f : {Framework::generic, Framework::deepspeed, Framework::megatron_core})
     if (name == to_string(f)) return f;
   return std::nullopt;
 }
@@ -192,6 +192,7 @@ const char* to_string(Framework f) {
   switch (f) {
     case Framework::generic: return "generic";
     case Framework::deepspeed: return "deepspeed";
+    case Framework::megatron_core: return "megatron-core";
   }
   return "?";
 }

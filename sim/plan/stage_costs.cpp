@@ -9,11 +9,16 @@ namespace {
 
 using models::OpCost;
 
-// A communication point after op `after` (index): what it does in forward and in backward.
+constexpr std::size_t kNoOp = static_cast<std::size_t>(-1);
+
+// A communication point after op `after` (index): what it does in forward and in backward, and
+// under TP communication overlap the op whose GEMM runs beside it (fwd_beside: its forward;
+// bwd_beside: its input-gradient GEMM).
 struct CommPoint {
   std::size_t after = 0;
   bool fwd = false, bwd = false;
   comm::Op fwd_op = comm::Op::all_reduce, bwd_op = comm::Op::all_reduce;
+  std::size_t fwd_beside = kNoOp, bwd_beside = kNoOp;
 };
 
 std::size_t index_of(const std::vector<OpCost>& ops, const std::string& name) {
@@ -22,12 +27,26 @@ std::size_t index_of(const std::vector<OpCost>& ops, const std::string& name) {
   return ops.size();
 }
 
-// Before op i (an "f"/all-gather point) and after op j (a "g"/reduce point).
-void add_pair(std::vector<CommPoint>& out, std::size_t before, std::size_t after, bool sp) {
+// Before op i (an "f"/all-gather point) and after op j (a "g"/reduce point). With TP
+// communication overlap (TransformerEngine userbuffers, which need SP): the all-gather before a
+// column-parallel GEMM runs beside that GEMM (ring exchange of chunks), the reduce-scatter after a
+// row-parallel GEMM beside it (its chunks reduce as they finish), and in backward the all-gather
+// of the gradient beside the row-parallel GEMM's input-gradient GEMM; the backward reduce-scatter
+// runs beside the weight-gradient GEMM as without it (tp_overlap). Defaults of TE's initialize_ub
+// (transformer_engine/pytorch/module/base.py): ring exchange for qkv/fc1 forward and proj/fc2
+// input gradient, a 4-chunk pipeline for proj/fc2 forward, bulk for the backward's rest. Not
+// modelled: the pipeline's last chunk of reduce-scatter, exposed after the GEMM (NeMo's
+// communication-overlap guide), and the ring's first step.
+void add_pair(std::vector<CommPoint>& out, std::size_t before, std::size_t after, bool sp, bool comm_overlap) {
   using comm::Op;
   if (sp) {
     out.push_back({before - 1, true, true, Op::all_gather, Op::reduce_scatter});
     out.push_back({after, true, true, Op::reduce_scatter, Op::all_gather});
+    if (comm_overlap) {
+      out[out.size() - 2].fwd_beside = before;
+      out.back().fwd_beside = after;
+      out.back().bwd_beside = after;
+    }
   } else {
     out.push_back({before - 1, false, true, Op::all_reduce, Op::all_reduce});
     out.push_back({after, true, false, Op::all_reduce, Op::all_reduce});
@@ -43,7 +62,14 @@ std::vector<Segment> forward_segments(const std::vector<models::OpTime>& t, cons
                                       const std::vector<CommPoint>& points) {
   std::vector<Segment> out(1);
   for (std::size_t i = 0; i < t.size(); ++i) {
-    out.back().compute_ps += t[i].fwd_ps;
+    std::size_t into = out.size() - 1;
+    bool beside = false;
+    for (const auto& p : points)
+      if (p.fwd && p.fwd_beside == i) {
+        beside = true;
+        if (p.after + 1 == i) into = out.size() - 2;  // beside the collective just before it
+      }
+    (beside ? out[into].overlap_ps : out.back().compute_ps) += t[i].fwd_ps;
     out.back().host_ps += host[i].fwd_ps;
     for (const auto& p : points)
       if (p.after == i && p.fwd) {
@@ -60,6 +86,7 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
                                        bool tp_overlap) {
   std::vector<Segment> out(1);
   for (std::size_t k = t.size(); k-- > 0;) {
+    bool input_beside = false;  // op k's input-gradient GEMM runs beside the collective before it
     for (const auto& p : points)
       if (p.after == k && p.bwd && out.back().compute_ps > 0) {
         out.back().has_comm = true;
@@ -68,9 +95,13 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
           out.back().overlap_ps = t[k + 1].bwd_weight_ps;
           out.back().compute_ps -= t[k + 1].bwd_weight_ps;
         }
+        if (p.bwd_beside == k) {
+          out.back().overlap_ps += t[k].bwd_input_ps;
+          input_beside = true;
+        }
         out.emplace_back();
       }
-    out.back().compute_ps += t[k].bwd_input_ps + (split_weight ? 0 : t[k].bwd_weight_ps) +
+    out.back().compute_ps += (input_beside ? 0 : t[k].bwd_input_ps) + (split_weight ? 0 : t[k].bwd_weight_ps) +
                              (full_recompute ? 0 : t[k].recompute_ps);
     out.back().host_ps += host[k].bwd_ps + (full_recompute || t[k].recompute_ps == 0 ? 0 : host[k].fwd_ps);
   }
@@ -133,6 +164,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.flash_attention = s.flash_attention;
   in.split_weight = s.schedule == ScheduleKind::zb_h1;
   in.tp_overlap = s.tp_overlap;
+  in.tp_comm_overlap = s.tp_comm_overlap;
   in.host_call_ps = sc.cluster.comm.host_call_overhead_ps;
   return in;
 }
@@ -141,8 +173,8 @@ LayerCost layer_cost(const CostInputs& in) {
   const auto ops = models::layer_ops(*in.model, in.shape);
   std::vector<CommPoint> points;
   if (in.shape.tp > 1) {
-    add_pair(points, index_of(ops, "qkv"), index_of(ops, "out_proj"), in.shape.sequence_parallel);
-    add_pair(points, index_of(ops, "mlp_up"), index_of(ops, "mlp_down"), in.shape.sequence_parallel);
+    add_pair(points, index_of(ops, "qkv"), index_of(ops, "out_proj"), in.shape.sequence_parallel, in.tp_comm_overlap);
+    add_pair(points, index_of(ops, "mlp_up"), index_of(ops, "mlp_down"), in.shape.sequence_parallel, in.tp_comm_overlap);
   }
   LayerCost c = cost_of(ops, points, in);
   if (in.shape.recompute != models::Recompute::none) {
@@ -167,11 +199,13 @@ LayerCost embedding_cost(const CostInputs& in) {
   return cost_of(ops, points, in);
 }
 
-// Final norm, then the f operator before the (column-parallel) logits GEMM.
+// Final norm, then the f operator before the (column-parallel) logits GEMM. Megatron-Core's
+// output layer is its own ColumnParallelLinear, not a TransformerEngine module
+// (megatron/core/models/gpt/gpt_model.py), so its all-gather blocks even with TP comm overlap.
 LayerCost logits_cost(const CostInputs& in) {
   const auto ops = models::logits_ops(*in.model, in.shape);
   std::vector<CommPoint> points;
-  if (in.shape.tp > 1) add_pair(points, index_of(ops, "logits"), ops.size(), in.shape.sequence_parallel);
+  if (in.shape.tp > 1) add_pair(points, index_of(ops, "logits"), ops.size(), in.shape.sequence_parallel, false);
   // add_pair adds a reduce point after the last op; the loss needs no such reduce of h-wide data.
   if (!points.empty()) points.pop_back();
   return cost_of(ops, points, in);

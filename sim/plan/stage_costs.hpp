@@ -17,6 +17,7 @@
 // Backward overlap (Megatron-LM --async-tensor-model-parallel-allreduce, on by default since 2021;
 // with SP the reduce-scatter likewise): the input-gradient collective after qkv and mlp_up runs
 // beside their weight-gradient GEMM (Segment::overlap_ps), unless the schedule splits W off.
+// Megatron-Core --tp-comm-overlap: every SP collective beside the GEMM next to it (add_pair).
 #pragma once
 
 #include <cstdint>
@@ -63,6 +64,7 @@ struct CostInputs {
   models::LayerShape shape;
   bool split_weight = false;
   bool tp_overlap = true;  ///< backward TP collective beside the weight-gradient GEMM (Strategy::tp_overlap)
+  bool tp_comm_overlap = false;  ///< every SP collective beside its GEMM (Strategy::tp_comm_overlap)
   std::int64_t host_call_ps = 0;  ///< hw::CommParams::host_call_overhead_ps; 0 = no host stream
 };
 

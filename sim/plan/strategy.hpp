@@ -17,15 +17,16 @@ namespace stepsim::plan {
 
 enum class ScheduleKind { gpipe, one_f_one_b, interleaved, zb_h1 };
 /// The framework that runs the plan, as far as it changes how communication is issued
-/// (zero3_gathers.hpp). generic: ZeRO-3 as FSDP runs it, one all-gather per transformer block
-/// (each block its own wrapped unit), re-gathered once for the block's backward; deepspeed: its
-/// module hooks, one all-gather per submodule with parameters.
-enum class Framework { generic, deepspeed };
+/// (framework_defaults.hpp). generic: ZeRO-3 as FSDP runs it, one all-gather per transformer block
+/// (each block its own wrapped unit), re-gathered once for the block's backward, TP/PP/DP as
+/// Megatron-LM; deepspeed: its module hooks, one all-gather per submodule with parameters;
+/// megatron_core: Megatron-Core's distributed optimizer, gradient buckets and overlaps.
+enum class Framework { generic, deepspeed, megatron_core };
 /// The recompute modes are models/'s (Korthikanti et al.): one enum for both layers.
 using Recompute = models::Recompute;
 
 const char* to_string(ScheduleKind s);  ///< "gpipe", "1f1b", "interleaved", "zb-h1"
-const char* to_string(Framework f);     ///< "generic", "deepspeed"
+const char* to_string(Framework f);     ///< "generic", "deepspeed", "megatron-core"
 /// The kind whose to_string() is `name`; nullopt for any other text. Readers of YAML and JSON use
 /// these, so a name is spelled in one place (to_string).
 std::optional<ScheduleKind> schedule_named(std::string_view name);
@@ -34,7 +35,8 @@ std::optional<Framework> framework_named(std::string_view name);
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
-  config::SourcePos self, tp, pp, dp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework;
+  config::SourcePos self, tp, pp, dp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
+      tp_comm_overlap, overlap_param_gather;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -51,6 +53,10 @@ struct Strategy {
   Recompute recompute = Recompute::none;
   /// PyTorch DDP default bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel docs).
   std::int64_t dp_bucket_bytes = 25'000'000;
+  /// Megatron-Core's default bucket, max(40M, 1M·dp) parameters of gradients
+  /// (megatron/core/distributed/distributed_data_parallel.py); check_strategy sets
+  /// dp_bucket_bytes from it once dp is known.
+  bool dp_bucket_from_dp = false;
   bool dp_overlap = true;             ///< reduce buckets during backward (DDP) vs after it
   /// Megatron-LM --async-tensor-model-parallel-allreduce (default since 2021): the backward TP
   /// collective runs beside the weight-gradient GEMM. false = the 2019-2020 code, where it blocks.
@@ -74,6 +80,15 @@ struct Strategy {
   /// Innermost first: "tp-dp-pp" = Megatron's default (TP within a server, PP outermost).
   std::string rank_order = "tp-dp-pp";
   bool distributed_optimizer = false; ///< Megatron's ZeRO-1 equivalent (shards optimizer states)
+  /// Megatron-Core --tp-comm-overlap (TransformerEngine userbuffers, needs sequence parallelism):
+  /// each TP all-gather and reduce-scatter runs beside the GEMM that consumes or produces it.
+  bool tp_comm_overlap = false;
+  /// Megatron-Core --overlap-param-gather (distributed optimizer): the updated parameters are
+  /// all-gathered bucket by bucket during the next step's forward instead of after the optimizer.
+  bool overlap_param_gather = false;
+  /// Megatron-LM reduces a bf16 model's gradients in fp32 (arguments.py forces
+  /// accumulate_allreduce_grads_in_fp32 under --bf16); --grad-reduce-in-bf16 keeps them 16-bit.
+  bool grad_reduce_in_bf16 = false;
   bool allow_tp_across_servers = false;
   /// FlashAttention (Dao 2023) for the attention core; false = Megatron-LM's 2022 path (batched
   /// GEMMs + fused softmax), as in Korthikanti et al. 2022's measurements.

@@ -1,5 +1,6 @@
 // Checking a strategy against its model and machine before anything is built: every invalid plan
 // is a ConfigError at the strategy field that is wrong, saying what was expected and found.
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -79,6 +80,39 @@ void check_tp_placement(const Scenario& sc, const Strategy& s) {
   }
 }
 
+// Megatron-Core's switches that need something else: a switch the strategy wrote is an error
+// without it; one that came from the framework's defaults is off where it cannot apply.
+void check_megatron_core(Strategy& s) {
+  if (s.dp_bucket_from_dp) {
+    // megatron/core/distributed/distributed_data_parallel.py: bucket_size = max(40000000,
+    // 1000000 * dp) parameters; the gradient buffer holds fp32 main_grad for bf16 (4 B each).
+    const std::int64_t params = std::max<std::int64_t>(40'000'000, std::int64_t{1'000'000} * s.dp);
+    s.dp_bucket_bytes = params * (s.grad_reduce_in_bf16 ? 2 : 4);
+  }
+  if (s.tp_comm_overlap && !(s.sequence_parallel && s.tp > 1)) {
+    if (s.where.tp_comm_overlap.line > 0)
+      fail(s.where.tp_comm_overlap, s, "tp_comm_overlap",
+           "expected sequence_parallel: true and tp > 1 (Megatron-LM asserts --sequence-parallel for "
+           "--tp-comm-overlap), found sequence_parallel: " + std::string(s.sequence_parallel ? "true" : "false") +
+               ", tp = " + std::to_string(s.tp));
+    s.tp_comm_overlap = false;
+  }
+  if (s.overlap_param_gather && !s.dp_overlap) {
+    if (s.where.overlap_param_gather.line > 0)
+      fail(s.where.overlap_param_gather, s, "overlap_param_gather",
+           "expected dp_overlap: true (Megatron-LM: 'Must use --overlap-param-gather with --overlap-grad-reduce'), "
+           "found dp_overlap: false");
+    s.overlap_param_gather = false;
+  }
+  if (s.overlap_param_gather && s.effective_zero_stage() != 1) {
+    if (s.where.overlap_param_gather.line > 0)
+      fail(s.where.overlap_param_gather, s, "overlap_param_gather",
+           "expected distributed_optimizer: true (Megatron-LM asserts --use-distributed-optimizer for "
+           "--overlap-param-gather), found distributed_optimizer: false");
+    s.overlap_param_gather = false;
+  }
+}
+
 }  // namespace
 
 Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
@@ -86,6 +120,7 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   check_sizes(scenario, s);
   check_pipeline(scenario, s);
   check_tp_placement(scenario, s);
+  check_megatron_core(s);
   return s;
 }
 

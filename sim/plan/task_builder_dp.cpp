@@ -3,8 +3,14 @@
 //   in backward order (last layer first); with dp_overlap a bucket's reduce starts when the last
 //   layer filling it has finished its last microbatch's weight gradient, else all start after
 //   backward. ZeRO-0 all-reduces; ZeRO-1/2 (and Megatron's distributed optimizer) reduce-scatter
-//   and all-gather the updated parameters after the step, bucket by bucket. ZeRO-2 also
+//   and all-gather the updated 16-bit parameters after the step, bucket by bucket. ZeRO-2 also
 //   reduce-scatters after every earlier microbatch (task_builder_layers.cpp, end_backward).
+//   Gradients move in PlanInputs::grad_bytes per element (fp32 for Megatron-Core's bf16).
+// - Megatron-Core --overlap-param-gather: those all-gathers run instead during the step's first
+//   forward, bucket by bucket in forward order, each layer's first forward waiting for the bucket
+//   that holds its parameters (megatron/core/distributed/param_and_grad_buffer.py dispatches the
+//   next bucket's all-gather from the forward pre-hook). In the steady state the previous step's
+//   optimizer has finished when this step starts, so they start with it.
 // - Tied embeddings under PP: the first and last stage all-reduce the embedding gradient
 //   (Megatron-LM finalize_model_grads) before the step.
 // - The optimizer step: fused Adam reads gradient (2 B) and fp32 master, m, v (12 B) and writes
@@ -12,6 +18,7 @@
 //   (apex FusedAdam / Megatron's fused optimizer touch each state once).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/plan/task_graph.hpp"
 
@@ -21,10 +28,16 @@ namespace {
 constexpr double kAdamBytesPerParam = 28;
 
 struct Bucket {
-  std::int64_t bytes = 0;
+  std::int64_t params = 0;
   int trigger_layer = 0;  // stage-local layer index whose gradient completes it
   int count = 1;          // DDP buckets merged into this one (see merge_same_trigger)
 };
+
+// What one collective over a bucket carries: gradients at grad_bytes per element, the updated
+// parameters at 2 B.
+std::int64_t bucket_bytes(const Build& b, const Bucket& bucket, comm::Op op) {
+  return bucket.params * (op == comm::Op::all_gather ? 2 : b.in.grad_bytes);
+}
 
 // Buckets completed by the same layer start together and run back to back on the DP stream, so
 // they are issued as one collective of their summed size, preceded on the stream by the launch
@@ -35,7 +48,7 @@ std::vector<Bucket> merge_same_trigger(const std::vector<Bucket>& in) {
   std::vector<Bucket> out;
   for (const Bucket& b : in) {
     if (!out.empty() && out.back().trigger_layer == b.trigger_layer) {
-      out.back().bytes += b.bytes;
+      out.back().params += b.params;
       ++out.back().count;
     } else {
       out.push_back(b);
@@ -47,23 +60,28 @@ std::vector<Bucket> merge_same_trigger(const std::vector<Bucket>& in) {
 // Buckets of one stage, backward order: chunks last to first, layers last to first.
 std::vector<Bucket> stage_buckets(const Build& b, int stage) {
   std::vector<Bucket> out;
-  const std::int64_t cap = b.in.st.dp_bucket_bytes;
+  const std::int64_t cap = std::max<std::int64_t>(1, b.in.st.dp_bucket_bytes / b.in.grad_bytes);  // parameters
   const int p = b.in.grid.pp();
   std::vector<int> base(b.in.schedule.chunks, 0);
   for (int c = 1; c < b.in.schedule.chunks; ++c) base[c] = base[c - 1] + b.in.layers_of_vstage[(c - 1) * p + stage];
   for (int c = b.in.schedule.chunks - 1; c >= 0; --c) {
     const int u = c * p + stage, n = b.in.layers_of_vstage[u];
+    // Megatron-Core buckets only the first stage's first chunk; elsewhere a chunk is one bucket
+    // ("data-parallel communication on these stages is not on the critical path":
+    // distributed_data_parallel.py, training.py's disable_bucketing).
+    const bool one_bucket = b.in.st.framework == Framework::megatron_core && (stage > 0 || c > 0);
+    const std::int64_t chunk_cap = one_bucket ? std::numeric_limits<std::int64_t>::max() : cap;
     std::int64_t acc = 0;
     for (int i = n - 1; i >= 0; --i) {
-      std::int64_t bytes = 2 * b.in.layer.params;
+      std::int64_t params = b.in.layer.params;
       if (!b.in.opt.hooks.skip_embedding_and_head) {
-        if (u == 0 && i == 0) bytes += 2 * b.in.embedding.params;
-        if (u == p * b.in.schedule.chunks - 1 && i == n - 1) bytes += 2 * b.in.logits.params;
+        if (u == 0 && i == 0) params += b.in.embedding.params;
+        if (u == p * b.in.schedule.chunks - 1 && i == n - 1) params += b.in.logits.params;
       }
-      acc += bytes;
-      while (acc >= cap) {
-        out.push_back({cap, base[c] + i, 1});
-        acc -= cap;
+      acc += params;
+      while (acc >= chunk_cap) {
+        out.push_back({chunk_cap, base[c] + i, 1});
+        acc -= chunk_cap;
       }
       if (i == 0 && acc > 0) out.push_back({acc, base[c] + i, 1});
     }
@@ -99,9 +117,38 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
         streams.push_back(b.rec.stream(r, Slot::dp));
         if (auto delay = launch_latencies(b, r, bucket.count - 1)) b.rec.depend(trigger(r, bucket), *delay);
       }
-      auto members = b.collectives.add(CommClass::dp, op, group, bucket.bytes, streams, stage);
-      b.rec.record_members(members, locals, CommClass::dp, op, bucket.bytes, -1, -1, 0, Slot::dp);
+      const std::int64_t bytes = bucket_bytes(b, bucket, op);
+      auto members = b.collectives.add(CommClass::dp, op, group, bytes, streams, stage);
+      b.rec.record_members(members, locals, CommClass::dp, op, bytes, -1, -1, 0, Slot::dp);
       for (std::size_t k = 0; k < locals.size(); ++k) b.rec.depend(trigger(locals[k], bucket), members[k]);
+    }
+  }
+}
+
+// Megatron-Core's overlapped parameter all-gathers (see the top of this file), on the stream ZeRO-3
+// gathers use: nothing else runs there under the distributed optimizer.
+void overlapped_param_gathers(Build& b, int stage, const std::vector<Bucket>& buckets) {
+  for (const auto& locals : dp_groups_of_stage(b, stage)) {
+    const auto group = b.in.grid.dp_group(b.global_of[locals.front()]);
+    std::vector<std::vector<core::TaskId>> members_of;  // [bucket in forward order][member]
+    for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
+      std::vector<core::StreamId> streams;
+      for (int r : locals) streams.push_back(b.rec.stream(r, Slot::zero));
+      const std::int64_t bytes = bucket_bytes(b, *it, comm::Op::all_gather);
+      members_of.push_back(b.collectives.add(CommClass::dp, comm::Op::all_gather, group, bytes, streams, stage));
+      b.rec.record_members(members_of.back(), locals, CommClass::dp, comm::Op::all_gather, bytes, -1, -1, 0, Slot::zero);
+    }
+    // A layer's parameters end in the bucket with the largest trigger layer ≤ it (stage_buckets
+    // fills buckets last layer first); the stream ran every earlier bucket before that one.
+    for (std::size_t k = 0; k < locals.size(); ++k) {
+      const int r = locals[k];
+      for (std::size_t layer = 0; layer < b.first_forward[r].size(); ++layer) {
+        if (!b.first_forward[r][layer]) continue;
+        std::size_t gate = 0;
+        for (std::size_t j = 0; j < members_of.size(); ++j)
+          if (buckets[buckets.size() - 1 - j].trigger_layer <= static_cast<int>(layer)) gate = j;
+        b.rec.depend(members_of[gate][k], *b.first_forward[r][layer]);
+      }
     }
   }
 }
@@ -111,7 +158,7 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
 void build_embedding_sync(Build& b) {
   const int p = b.in.grid.pp();
   if (p == 1 || !b.in.sc.model.tied_embeddings || b.in.opt.hooks.skip_embedding_and_head) return;
-  const std::int64_t bytes = 2 * (b.in.sc.model.vocab / b.in.grid.tp()) * b.in.sc.model.hidden;
+  const std::int64_t bytes = b.in.grad_bytes * (b.in.sc.model.vocab / b.in.grid.tp()) * b.in.sc.model.hidden;
   for (std::size_t local = 0; local < b.global_of.size(); ++local) {
     const Coord c = b.in.grid.coord(b.global_of[local]);
     if (c.pp != 0) continue;
@@ -129,6 +176,8 @@ void build_gradient_sync(Build& b, int stage) {
   const int zero = b.in.st.effective_zero_stage();
   const bool reduce = b.in.grid.dp() > 1 && zero < 3;
   const auto buckets = reduce ? stage_buckets(b, stage) : std::vector<Bucket>{};
+  const bool gather_in_forward = reduce && zero >= 1 && b.in.st.overlap_param_gather;
+  if (gather_in_forward) overlapped_param_gathers(b, stage, buckets);
   if (reduce) bucket_collectives(b, stage, buckets, zero == 0 ? comm::Op::all_reduce : comm::Op::reduce_scatter, nullptr);
   if (b.in.opt.hooks.skip_optimizer) return;
   const std::int64_t shard = zero >= 1 ? (b.in.stage_params[stage] + b.in.grid.dp() - 1) / b.in.grid.dp() : b.in.stage_params[stage];
@@ -142,7 +191,7 @@ void build_gradient_sync(Build& b, int stage) {
       b.rec.depend(b.backward_end[r], optimizer[r]);
       if (b.rec.last_on_dp(r)) b.rec.depend(*b.rec.last_on_dp(r), optimizer[r]);
     }
-  if (reduce && zero >= 1) bucket_collectives(b, stage, buckets, comm::Op::all_gather, &optimizer);
+  if (reduce && zero >= 1 && !gather_in_forward) bucket_collectives(b, stage, buckets, comm::Op::all_gather, &optimizer);
 }
 
 }  // namespace stepsim::plan

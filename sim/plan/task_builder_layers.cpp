@@ -138,6 +138,7 @@ class StageEmitter {
         host_.issue(r, host, -1);
         tail_[r] = b_.rec.compute(r, compute, cat, -1, pass_.microbatch, pass_.chunk);
         host_.after_first_call(r, tail_[r]);
+        if (cat == TaskCategory::forward && k == 0) note_first_forward(r, first_layer(), tail_[r]);
       }
       if (tp.ps > 0) {
         for (const auto& g : groups_) {
@@ -287,6 +288,7 @@ class StageEmitter {
                                             pass_.microbatch, pass_.chunk);
           host_.after_first_call(r, t);
           consume_gathers(r, layer, t);
+          if (cat == TaskCategory::forward && layer >= 0) note_first_forward(r, layer, t);
           tail_[r] = t;
         }
       }
@@ -304,11 +306,17 @@ class StageEmitter {
     for (int r : all_) {
       b_.rec.depend(before[r], tail_[r]);
       const core::TaskId member = tail_[r];
-      b_.rec.compute(r, seg.overlap_ps, cat, layer, pass_.microbatch, pass_.chunk);
+      b_.rec.compute(r, seg.overlap_ps, seg.recompute ? TaskCategory::recompute : cat, layer, pass_.microbatch,
+                     pass_.chunk);
       const core::TaskId join = b_.rec.engine().add_marker(b_.rec.stream(r, Slot::compute));
       b_.rec.depend(member, join);
       tail_[r] = join;
     }
+  }
+
+  void note_first_forward(int r, int layer, core::TaskId t) {
+    auto& first = b_.first_forward[r][stage_layer(layer)];
+    if (!first) first = t;
   }
 
   // The first compute of a layer waits for that layer's ZeRO-3 parameter all-gather.

@@ -72,6 +72,10 @@ class Build {
   /// [local][layer index within the stage] -> the task after its last backward (weight gradient
   /// ready for the DP reduce); filled by build_stage_passes.
   std::vector<std::vector<core::TaskId>> grad_ready;
+  /// [local][layer index within the stage] -> the layer's first compute in the step (with fused
+  /// passes, only a chunk's first layer: its pass); Megatron-Core's overlapped parameter
+  /// all-gathers gate these. Filled by build_stage_passes.
+  std::vector<std::vector<std::optional<core::TaskId>>> first_forward;
   std::vector<core::TaskId> backward_end;           ///< [local] last backward/weight pass end
   std::int64_t engine_makespan_ps = 0;              ///< after run
 

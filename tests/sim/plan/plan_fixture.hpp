@@ -23,4 +23,15 @@ strategies:
   - )" + strategy + "\n";
 }
 
+/// Options for analytic cases: every collective takes bytes / `bytes_per_s` with no latency, the
+/// stages are uniform (no embedding or head), no optimizer step, the host issues at once.
+inline stepsim::plan::SimOptions ideal_network(double bytes_per_s) {
+  stepsim::plan::SimOptions opt;
+  opt.hooks.comm_bytes_per_s = bytes_per_s;
+  opt.hooks.skip_embedding_and_head = true;
+  opt.hooks.skip_optimizer = true;
+  opt.hooks.instant_host = true;
+  return opt;
+}
+
 }  // namespace plan_test

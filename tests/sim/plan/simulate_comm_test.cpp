@@ -13,11 +13,7 @@ namespace {
 constexpr double kBandwidth = 250e9;  // bytes/s for every collective in these tests
 
 SimOptions hooked(bool detail = false) {
-  SimOptions opt;
-  opt.hooks.comm_bytes_per_s = kBandwidth;
-  opt.hooks.skip_embedding_and_head = true;
-  opt.hooks.skip_optimizer = true;
-  opt.hooks.instant_host = true;
+  SimOptions opt = plan_test::ideal_network(kBandwidth);
   opt.detail = detail;
   return opt;
 }

@@ -74,14 +74,7 @@ namespace {
 
 constexpr double kBandwidth = 250e9;  // bytes/s for every collective
 
-SimOptions hooked() {
-  SimOptions opt;
-  opt.hooks.comm_bytes_per_s = kBandwidth;
-  opt.hooks.skip_embedding_and_head = true;
-  opt.hooks.skip_optimizer = true;
-  opt.hooks.instant_host = true;
-  return opt;
-}
+SimOptions hooked() { return plan_test::ideal_network(kBandwidth); }
 
 // A transfer of `params` 2-byte parameters at the hook's bandwidth, in whole picoseconds, in seconds.
 double seconds_for(std::int64_t params) { return std::ceil(2.0 * static_cast<double>(params) / kBandwidth * 1e12) * 1e-12; }

@@ -1,0 +1,23 @@
+#include "sim/plan/framework_defaults.hpp"
+
+namespace stepsim::plan {
+
+void apply_framework_defaults(Strategy& s) {
+  switch (s.framework) {
+    case Framework::generic:
+      return;
+    case Framework::deepspeed:
+      s.dp_overlap = s.zero_stage == 3;
+      s.dp_bucket_bytes = 2 * std::int64_t{500'000'000};
+      return;
+    case Framework::megatron_core:
+      s.distributed_optimizer = true;
+      s.dp_overlap = true;
+      s.dp_bucket_from_dp = true;
+      s.overlap_param_gather = true;
+      s.tp_comm_overlap = true;  // where sequence parallelism is on: check_strategy
+      return;
+  }
+}
+
+}  // namespace stepsim::plan
