@@ -24,14 +24,17 @@ void HostThread::start_pass(const std::vector<int>& ranks, std::vector<core::Tas
   if (pass.kind == PassKind::weight) return;
   // The sync is a dependency of the pass's first host task (not a marker on the host stream),
   // so that reports following recorded dependencies see what the host waited for.
-  if (b_.in.cost_in.host_call_ps > 0)
+  const bool syncs = b_.in.passes_sync_device;
+  if (b_.in.cost_in.host_call_ps > 0 && syncs)
     for (int r : ranks) sync_[r] = tail[r];
   const std::int64_t overhead = b_.in.sc.cluster.comm.pipeline_pass_overhead_ps;
   // Test hooks that make communication ideal remove the p2p handshake too.
   if (overhead <= 0 || b_.in.grid.pp() < 2 || b_.in.opt.hooks.comm_bytes_per_s) return;
   for (int r : ranks) {
+    // Without a device sync the overhead is host time only (Megatron-Core's interleaved schedule
+    // posts its p2p and moves on): the GPU waits for it only if the host has fallen behind.
     const core::TaskId t = b_.rec.host(r, overhead, -1, pass.microbatch, pass.chunk);
-    b_.rec.depend(tail[r], t);
+    if (syncs) b_.rec.depend(tail[r], t);
     sync_[r].reset();
     const core::TaskId resume = b_.rec.engine().add_marker(b_.rec.stream(r, Slot::compute));
     b_.rec.depend(t, resume);

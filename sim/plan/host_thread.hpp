@@ -6,7 +6,9 @@
 // Megatron-LM times every forward and backward pass with timers that synchronize the device
 // (megatron/global_vars.py _Timer.start/stop: torch.cuda.synchronize(); schedules.py
 // forward_step / backward_step), so the host starts a pass only when the GPU has finished the
-// one before: it never runs ahead across passes.
+// one before: it never runs ahead across passes. Megatron-Core's schedule timers are off at the
+// default --timing-log-level 0, so there the host runs ahead except where its non-interleaved
+// pipeline synchronizes after each batched p2p (PlanInputs::passes_sync_device).
 #pragma once
 
 #include <cstdint>

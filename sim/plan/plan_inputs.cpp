@@ -66,6 +66,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   const bool fp32_grads = st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 &&
                           sc.training.precision != Precision::fp16;
   in.grad_bytes = fp32_grads ? 4 : 2;
+  if (st.framework == Framework::megatron_core) in.passes_sync_device = st.pp > 1 && st.schedule != ScheduleKind::interleaved;
   split_layers(in);
   return in;
 }

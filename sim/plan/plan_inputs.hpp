@@ -32,6 +32,10 @@ struct PlanInputs {
   /// Bytes per gradient element of the DP reduction: 2, or 4 where Megatron-Core reduces a bf16
   /// model's gradients in fp32 (Strategy::grad_reduce_in_bf16).
   int grad_bytes = 2;
+  /// Whether each rank's host waits for its GPU at every pass start (host_thread.hpp): Megatron-LM's
+  /// per-pass timers synchronize; Megatron-Core's do not (--timing-log-level 0), and only its
+  /// non-interleaved pipeline's batched p2p synchronizes the device (batch_p2p_sync).
+  bool passes_sync_device = true;
   std::vector<int> layers_of_vstage{}, first_layer_of_vstage{};  ///< [virtual stage]
   std::vector<std::int64_t> stage_params{};                  ///< [stage] parameters one rank of it holds
 };
