@@ -34,6 +34,10 @@ struct GpuSpec {
   double matmul_tile_half_intensity = 0;
   double attention_efficiency = 0.6;     ///< flash-attention fraction of matmul peak (forward)
   double attention_backward_efficiency = 0;  ///< its backward; 0 = the forward's
+  /// cuDNN's fused attention (TransformerEngine's FusedAttention, which it prefers on Hopper and
+  /// later), forward and backward fractions of peak; 0 = none published: the flash ones apply.
+  double cudnn_attention_efficiency = 0;
+  double cudnn_attention_backward_efficiency = 0;
   double memory_efficiency = 0.8;        ///< achievable fraction of memory bandwidth
   std::int64_t launch_overhead_ps = 0;   ///< per kernel, added to each op's time
   double comm_slowdown = 0.0;            ///< compute runs (1 + x) slower while communication runs
@@ -51,6 +55,14 @@ struct GpuSpec {
   /// Flash attention's backward fraction of peak: its own where given, else the forward's.
   double attention_backward() const {
     return attention_backward_efficiency > 0 ? attention_backward_efficiency : attention_efficiency;
+  }
+  /// cuDNN fused attention's forward / backward fraction of peak, or flash attention's where no
+  /// figure is given.
+  double cudnn_attention_forward() const {
+    return cudnn_attention_efficiency > 0 ? cudnn_attention_efficiency : attention_efficiency;
+  }
+  double cudnn_attention_backward() const {
+    return cudnn_attention_backward_efficiency > 0 ? cudnn_attention_backward_efficiency : attention_backward();
   }
   /// Per-direction bandwidth of one NVLink link; 0 when the GPU has none.
   double nvlink_link_bytes_per_s() const {

@@ -15,6 +15,7 @@ std::string gpus_file() { return std::string(STEPSIM_DATA_DIR) + "/hardware/gpus
 const std::vector<std::string> kModelKeys{"matmul_efficiency", "matmul_tile_m",    "matmul_tile_n",
                                           "matmul_k_half",     "matmul_tile_half_intensity",
                                           "attention_efficiency", "attention_backward_efficiency",
+                                          "cudnn_attention_efficiency", "cudnn_attention_backward_efficiency",
                                           "memory_efficiency", "launch_overhead",  "comm_slowdown"};
 
 // A model parameter from the GPU entry, else from `defaults:`, else the struct default.
@@ -27,6 +28,9 @@ void read_model_parameters(const Field& f, GpuSpec& g) {
   if (auto v = f.optional("attention_efficiency")) g.attention_efficiency = v->as_positive_double();
   if (auto v = f.optional("attention_backward_efficiency"))
     g.attention_backward_efficiency = v->as_positive_double();
+  if (auto v = f.optional("cudnn_attention_efficiency")) g.cudnn_attention_efficiency = v->as_positive_double();
+  if (auto v = f.optional("cudnn_attention_backward_efficiency"))
+    g.cudnn_attention_backward_efficiency = v->as_positive_double();
   if (auto v = f.optional("memory_efficiency")) g.memory_efficiency = v->as_positive_double();
   if (auto v = f.optional("launch_overhead")) g.launch_overhead_ps = v->as_duration_ps();
   if (auto v = f.optional("comm_slowdown")) {

@@ -102,6 +102,10 @@ OpTime time_op(const OpCost& op, const hw::GpuSpec& gpu, hw::Dtype dtype) {
       fwd = roofline(op.fwd_flops, peak * gpu.attention_efficiency, op.fwd_bytes, gpu);
       bwd_input = roofline(op.bwd_input_flops, peak * gpu.attention_backward(), op.bwd_input_bytes, gpu);
       break;
+    case OpKind::cudnn_attention:
+      fwd = roofline(op.fwd_flops, peak * gpu.cudnn_attention_forward(), op.fwd_bytes, gpu);
+      bwd_input = roofline(op.bwd_input_flops, peak * gpu.cudnn_attention_backward(), op.bwd_input_bytes, gpu);
+      break;
     case OpKind::memory:
       fwd = roofline(op.fwd_flops, peak, op.fwd_bytes, gpu);
       bwd_input = roofline(op.bwd_input_flops, peak, op.bwd_input_bytes, gpu);

@@ -12,7 +12,8 @@
 // tile_rate(I) = I / (I + matmul_tile_half_intensity), I = tile_m·tile_n/(tile_m + tile_n)
 // FLOP per operand byte, relative to the largest tile's (smaller tiles quantize finely but
 // load more bytes per FLOP). Flash
-// attention runs at attention_efficiency of peak forward and attention_backward() backward;
+// attention runs at attention_efficiency of peak forward and attention_backward() backward,
+// cuDNN's fused attention at cudnn_attention_forward() / cudnn_attention_backward();
 // bandwidth-bound ops at memory_efficiency.
 // All parameters live in hw::GpuSpec, one set per GPU kind (never per model).
 // tests/models/compute_time_test.cpp fits the A100 set to Zero Bubble's profiled times.

@@ -19,6 +19,7 @@ const char* to_string(OpKind k) {
     case OpKind::matmul: return "matmul";
     case OpKind::batched_matmul: return "batched_matmul";
     case OpKind::flash_attention: return "flash_attention";
+    case OpKind::cudnn_attention: return "cudnn_attention";
     case OpKind::memory: return "memory";
   }
   return "?";
@@ -187,7 +188,7 @@ void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerSha
   const double full = 4.0 * static_cast<double>(x.b * x.q_heads * x.d) * static_cast<double>(x.s * x.s);
   OpCost op;
   op.name = "attention";
-  op.kind = OpKind::flash_attention;
+  op.kind = shape.cudnn_attention ? OpKind::cudnn_attention : OpKind::flash_attention;
   op.gemm = {x.b * x.q_heads, x.s, x.s, x.d};
   op.fwd_flops = shape.causal_skip ? full / 2 : full;
   op.bwd_input_flops = 2.5 * op.fwd_flops;

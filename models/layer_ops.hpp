@@ -32,6 +32,7 @@ enum class OpKind {
   matmul,           ///< a GEMM with weights: bwd_input (dX) and bwd_weight (dW)
   batched_matmul,   ///< a GEMM of two activations (attention scores/context): both grads are B
   flash_attention,  ///< fused scores+softmax+context (FlashAttention-2)
+  cudnn_attention,  ///< the same work in cuDNN's fused attention (TransformerEngine on Hopper+)
   memory,           ///< bandwidth-bound: norms, softmax, activation, dropout+residual, loss
 };
 const char* to_string(OpKind k);
@@ -50,6 +51,7 @@ struct LayerShape {
   bool sequence_parallel = false;   ///< norms/dropouts on s/t tokens (Korthikanti et al.)
   Recompute recompute = Recompute::none;
   bool flash_attention = true;      ///< fused attention core; false = Megatron's unfused path
+  bool cudnn_attention = false;     ///< the fused core is cuDNN's (GpuSpec::cudnn_attention_*)
   /// Flash attention skips the masked upper half of the causal score matrix (FlashAttention-2
   /// does); Megatron's FLOP formula counts the full s². The unfused path always computes all s².
   bool causal_skip = true;

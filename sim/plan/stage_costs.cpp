@@ -162,6 +162,10 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.sequence_parallel = s.sequence_parallel && s.tp > 1;
   in.shape.recompute = s.recompute;
   in.shape.flash_attention = s.flash_attention;
+  // TransformerEngine, which Megatron-Core runs by default, prefers cuDNN's fused attention on
+  // Hopper and later ("Disabling FlashAttention to give FusedAttention preference on Hopper+":
+  // transformer_engine/pytorch/attention get_attention_backend); the GPU's figures say where.
+  in.shape.cudnn_attention = s.framework == Framework::megatron_core && s.flash_attention;
   in.split_weight = s.schedule == ScheduleKind::zb_h1;
   in.tp_overlap = s.tp_overlap;
   in.tp_comm_overlap = s.tp_comm_overlap;

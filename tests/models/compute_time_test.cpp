@@ -142,5 +142,22 @@ TEST_CASE("flash attention: forward and backward run at their own fractions of p
   CHECK(time_op(op, gpu, hw::Dtype::bf16).bwd_input_ps == doctest::Approx(2.5e9).epsilon(1e-6));
 }
 
+TEST_CASE("cuDNN attention runs at the GPU's cuDNN figures, and at flash attention's where it has none") {
+  hw::GpuSpec gpu = a100_sxm4_80gb();
+  gpu.launch_overhead_ps = 0;
+  OpCost op;
+  op.kind = OpKind::cudnn_attention;
+  op.fwd_flops = 312e12 * 0.4 * 1e-3;  // one millisecond at flash attention's 0.40
+  op.bwd_input_flops = 2.5 * op.fwd_flops;
+  // The A100 has no cuDNN figure (TransformerEngine runs FlashAttention there): flash's times.
+  CHECK(time_op(op, gpu, hw::Dtype::bf16).fwd_ps == doctest::Approx(1e9).epsilon(1e-6));
+  CHECK(time_op(op, gpu, hw::Dtype::bf16).bwd_input_ps == doctest::Approx(2.5e9 * 0.4 / 0.28).epsilon(1e-6));
+  gpu.cudnn_attention_efficiency = 0.8;
+  gpu.cudnn_attention_backward_efficiency = 0.5;
+  const OpTime t = time_op(op, gpu, hw::Dtype::bf16);
+  CHECK(t.fwd_ps == doctest::Approx(1e9 * 0.4 / 0.8).epsilon(1e-6));
+  CHECK(t.bwd_input_ps == doctest::Approx(2.5e9 * 0.4 / 0.5).epsilon(1e-6));
+}
+
 }  // namespace
 }  // namespace stepsim::models
