@@ -11,6 +11,7 @@ CSV = os.path.join(ROOT, '..', 'shared', 'data', 'training_runs.csv')
 VTRAIN_CSV = os.path.join(ROOT, '..', 'shared', 'data', 'vtrain_single_node_L16.csv')
 OUT = os.path.join(ROOT, 'scenarios', 'validation')
 SC21_TABLE2_CSV = os.path.join(OUT, 'sources', 'sc21_table2.csv')
+DGXC_CSV = os.path.join(OUT, 'sources', 'dgxc_h100_bf16.csv')
 
 # Tolerance per row, as the issue states the target: max |error| <= 15 % per source.
 TOLERANCE = 0.15
@@ -123,6 +124,41 @@ def sc21_table2(r):
                     'megatron_eq3_tflops_per_gpu', r['measured_tflops_per_gpu'], "Narayanan et al. SC'21 Table 2",
                     group=group, origin='scenarios/validation/sources/sc21_table2.csv')
     return 'sc21t2-' + slug(name), text
+
+
+# Nemotron-4 (dgxc-benchmarking nemotron/README.md @1f6d9f40 FLOPs notes: layers, hidden, FFN,
+# heads, query groups, vocabulary; Parmar et al. 2024, arXiv 2402.16819: RoPE, squared-ReLU MLP of
+# two matrices, no biases, untied embeddings). Squared ReLU costs as GELU here (one elementwise op
+# between the same two GEMMs).
+NEMOTRON4 = {
+    'nemotron4-15b': '{name: "Nemotron-4 15B", layers: 32, hidden: 6144, heads: 48, kv_heads: 8, ffn_hidden: 24576, '
+                     'vocab: 256000, position: rotary, tied_embeddings: false, bias: false, norm: layernorm}',
+    'nemotron4-340b': '{name: "Nemotron-4 340B", layers: 96, hidden: 18432, heads: 96, kv_heads: 8, ffn_hidden: 73728, '
+                      'vocab: 256000, position: rotary, tied_embeddings: false, bias: false, norm: layernorm}',
+}
+
+
+def dgxc(r):
+    """A row of NVIDIA's DGX Cloud benchmarking recipes (sources/README.md): NeMo on Megatron-Core,
+    DGX H100, BF16, the parallel sizes each table states; Megatron-Core as those recipes run it."""
+    gpus, tp, pp, vp = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['vp'])
+    strategy = {'name': 'recipe', 'tp': tp, 'pp': pp, 'dp': gpus // (tp * pp), 'micro_batch': r['micro_batch'],
+                'schedule': 'interleaved' if vp > 1 else '1f1b', 'sequence_parallel': 'true' if tp > 1 else 'false',
+                'recompute': 'none', 'framework': 'megatron-core'}
+    if vp > 1:
+        strategy['v'] = vp
+    model = r['model'] if r['model'] == 'gpt3-175b' else NEMOTRON4[r['model']]
+    title = {'gpt3-175b': 'GPT-3 175B', 'nemotron4-15b': 'Nemotron-4 15B', 'nemotron4-340b': 'Nemotron-4 340B'}[r['model']]
+    version = 'unlabelled' if r['version'].startswith('not stated') else r['version']
+    name = f"DGXC {title} NeMo {version} tp{tp} pp{pp} on {gpus} H100"
+    row = {'model': title, 'num_gpus': gpus, 'gpu': 'H100 80GB SXM (DGX H100)',
+           'source': f"NVIDIA DGX Cloud Benchmarking, {r['source_location']}, table '{r['table']}'",
+           'notes': f"NeMo {r['version']}; BF16; global batch {r['global_batch']}, micro-batch {r['micro_batch']}"}
+    text = scenario(name, row, '{preset: dgx-h100, nodes: %d}' % (gpus // 8), model,
+                    {'seq_len': r['seq_len'], 'global_batch': r['global_batch'], 'precision': 'bf16'}, strategy,
+                    'step_time_s', r['measured_step_s'], 'NVIDIA DGX Cloud benchmarks (NeMo, H100 BF16)',
+                    origin='scenarios/validation/sources/dgxc_h100_bf16.csv')
+    return 'dgxc-' + slug(name), text
 
 
 def megatron_2020(r):
@@ -258,8 +294,9 @@ def main():
         with open(os.path.join(OUT, base + '.yaml'), 'w') as out:
             out.write(scenario(name, r, hardware, model, training, strategy, metric, measured, note))
         written += 1
-    for r in list(csv.DictReader(open(VTRAIN_CSV))) + list(csv.DictReader(open(SC21_TABLE2_CSV))):
-        base, text = vtrain(r) if 'scheme' not in r else sc21_table2(r)
+    for r in (list(csv.DictReader(open(VTRAIN_CSV))) + list(csv.DictReader(open(SC21_TABLE2_CSV))) +
+              list(csv.DictReader(open(DGXC_CSV)))):
+        base, text = sc21_table2(r) if 'scheme' in r else dgxc(r) if 'version' in r else vtrain(r)
         while base in names:
             base += '-b'
         names.add(base)
