@@ -11,6 +11,8 @@
 #include "models/model_yaml.hpp"
 #include "sim/plan/deepspeed_config.hpp"
 #include "sim/plan/framework_defaults.hpp"
+#include "sim/plan/megatron_args.hpp"
+#include "sim/config/text_file.hpp"
 #include "sim/plan/rank_grid.hpp"
 #include "sim/plan/scenario.hpp"
 
@@ -78,7 +80,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
-                "deepspeed_config", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16"});
+                "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -92,6 +94,10 @@ Strategy read_strategy(const Field& f, int index) {
     s.where.framework = x->pos();
   }
   if (f.has("deepspeed_config")) s.framework = Framework::deepspeed;
+  if (f.has("megatron_args")) {
+    if (f.has("deepspeed_config")) f.required("megatron_args").fail("a strategy names one framework's configuration, found deepspeed_config too");
+    s.framework = Framework::megatron_core;
+  }
   if (auto x = f.optional("zero_stage"); x && s.framework == Framework::megatron_core && s.zero_stage >= 2)
     x->fail("Megatron-Core's distributed optimizer shards optimizer state only (ZeRO-1); its FSDP modes are not "
             "modelled, found zero_stage: " + std::to_string(s.zero_stage));
@@ -103,6 +109,7 @@ Strategy read_strategy(const Field& f, int index) {
   }
   if (auto x = f.optional("dp_bucket_size")) {
     s.dp_bucket_bytes = x->as_bytes();
+    s.dp_bucket_params = 0;
     s.dp_bucket_from_dp = false;
   }
   if (auto x = f.optional("dp_overlap")) s.dp_overlap = x->as_bool();
@@ -186,19 +193,34 @@ Faults read_faults(const Field& f, const hw::Cluster& c) {
   return out;
 }
 
-// `deepspeed_config: FILE` of a strategy, the path relative to the scenario's folder: the file
-// sets what it sets (deepspeed_config.hpp), and the strategy may not say it a second time.
-void read_deepspeed_config(const Field& item, const Field& key, const Scenario& sc, Strategy& s) {
-  if (auto f = item.optional("framework"); f && f->as_string() != to_string(Framework::deepspeed))
-    f->fail("a strategy with a deepspeed_config runs framework: deepspeed, found " + f->found());
-  for (const std::string& name : deepspeed_config_sets())
-    if (auto f = item.optional(name))
-      f->fail(name + " is set by the DeepSpeed config " + key.found() + "; write it in one place");
+// A framework's own configuration file named by a strategy (`key`, a path relative to the
+// scenario's folder): the strategy runs that framework, may not write what the file sets, and
+// the file must exist. Returns its path.
+std::filesystem::path framework_file(const Field& item, const Field& key, const Scenario& sc, Framework framework,
+                                     const std::vector<std::string>& sets, const std::string& what) {
+  if (auto f = item.optional("framework"); f && f->as_string() != to_string(framework))
+    f->fail("a strategy with " + key.path().substr(key.path().rfind('.') + 1) + " runs framework: " + to_string(framework) +
+            ", found " + f->found());
+  for (const std::string& name : sets)
+    if (auto f = item.optional(name)) f->fail(name + " is set by the " + what + " " + key.found() + "; write it in one place");
   std::filesystem::path path(key.as_string());
   if (path.is_relative()) path = std::filesystem::path(sc.file).parent_path() / path;
-  if (!config::path_exists(path)) key.fail("no DeepSpeed config at " + path.string() + " (a path relative to the scenario's folder)");
+  if (!config::path_exists(path)) key.fail("no " + what + " at " + path.string() + " (a path relative to the scenario's folder)");
+  return path;
+}
+
+// `deepspeed_config: FILE`: a ds_config.json (deepspeed_config.hpp).
+void read_deepspeed_config(const Field& item, const Field& key, const Scenario& sc, Strategy& s) {
+  const auto path = framework_file(item, key, sc, Framework::deepspeed, deepspeed_config_sets(), "DeepSpeed config");
   const auto doc = config::YamlDocument::load_file(path.string());
   apply_deepspeed_config(doc.root(), sc.training, sc.cluster.gpu_count(), s);
+}
+
+// `megatron_args: FILE`: a launch script or arguments file (megatron_args.hpp).
+void read_megatron_args(const Field& item, const Field& key, const Scenario& sc, Strategy& s) {
+  const auto path = framework_file(item, key, sc, Framework::megatron_core, megatron_args_sets(), "Megatron arguments");
+  const auto script = config::read_shell_script(config::read_text_file(path.string()), path.string());
+  apply_megatron_args(script, sc.model, sc.training, s);
 }
 
 }  // namespace
@@ -223,6 +245,7 @@ Scenario read_scenario(const config::YamlDocument& doc) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     s.strategies.push_back(read_strategy(items[i], static_cast<int>(i)));
     if (auto ds = items[i].optional("deepspeed_config")) read_deepspeed_config(items[i], *ds, s, s.strategies.back());
+    if (auto ma = items[i].optional("megatron_args")) read_megatron_args(items[i], *ma, s, s.strategies.back());
   }
   for (std::size_t i = 0; i < s.strategies.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)

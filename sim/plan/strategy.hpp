@@ -53,9 +53,11 @@ struct Strategy {
   Recompute recompute = Recompute::none;
   /// PyTorch DDP default bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel docs).
   std::int64_t dp_bucket_bytes = 25'000'000;
-  /// Megatron-Core's default bucket, max(40M, 1M·dp) parameters of gradients
+  /// The bucket in parameters, as Megatron-Core counts it (--ddp-bucket-size); 0 = dp_bucket_bytes.
+  std::int64_t dp_bucket_params = 0;
+  /// Megatron-Core's default bucket, max(40M, 1M·dp) parameters
   /// (megatron/core/distributed/distributed_data_parallel.py); check_strategy sets
-  /// dp_bucket_bytes from it once dp is known.
+  /// dp_bucket_params from it once dp is known.
   bool dp_bucket_from_dp = false;
   bool dp_overlap = true;             ///< reduce buckets during backward (DDP) vs after it
   /// Megatron-LM --async-tensor-model-parallel-allreduce (default since 2021): the backward TP

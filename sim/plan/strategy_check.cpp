@@ -83,12 +83,9 @@ void check_tp_placement(const Scenario& sc, const Strategy& s) {
 // Megatron-Core's switches that need something else: a switch the strategy wrote is an error
 // without it; one that came from the framework's defaults is off where it cannot apply.
 void check_megatron_core(Strategy& s) {
-  if (s.dp_bucket_from_dp) {
-    // megatron/core/distributed/distributed_data_parallel.py: bucket_size = max(40000000,
-    // 1000000 * dp) parameters; the gradient buffer holds fp32 main_grad for bf16 (4 B each).
-    const std::int64_t params = std::max<std::int64_t>(40'000'000, std::int64_t{1'000'000} * s.dp);
-    s.dp_bucket_bytes = params * (s.grad_reduce_in_bf16 ? 2 : 4);
-  }
+  // megatron/core/distributed/distributed_data_parallel.py: bucket_size = max(40000000,
+  // 1000000 * dp) parameters.
+  if (s.dp_bucket_from_dp) s.dp_bucket_params = std::max<std::int64_t>(40'000'000, std::int64_t{1'000'000} * s.dp);
   if (s.tp_comm_overlap && !(s.sequence_parallel && s.tp > 1)) {
     if (s.where.tp_comm_overlap.line > 0)
       fail(s.where.tp_comm_overlap, s, "tp_comm_overlap",

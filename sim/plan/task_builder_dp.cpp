@@ -60,7 +60,8 @@ std::vector<Bucket> merge_same_trigger(const std::vector<Bucket>& in) {
 // Buckets of one stage, backward order: chunks last to first, layers last to first.
 std::vector<Bucket> stage_buckets(const Build& b, int stage) {
   std::vector<Bucket> out;
-  const std::int64_t cap = std::max<std::int64_t>(1, b.in.st.dp_bucket_bytes / b.in.grad_bytes);  // parameters
+  const std::int64_t cap = b.in.st.dp_bucket_params > 0 ? b.in.st.dp_bucket_params
+                                                       : std::max<std::int64_t>(1, b.in.st.dp_bucket_bytes / b.in.grad_bytes);
   const int p = b.in.grid.pp();
   std::vector<int> base(b.in.schedule.chunks, 0);
   for (int c = 1; c < b.in.schedule.chunks; ++c) base[c] = base[c - 1] + b.in.layers_of_vstage[(c - 1) * p + stage];

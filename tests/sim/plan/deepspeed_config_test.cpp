@@ -107,7 +107,7 @@ TEST_CASE("a strategy names its DeepSpeed config beside the scenario and may not
   CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: ds, zero_stage: 1, deepspeed_config: " + file + "}")),
                     doctest::Contains("zero_stage is set by the DeepSpeed config"));
   CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: ds, framework: generic, deepspeed_config: " + file + "}")),
-                    doctest::Contains("a strategy with a deepspeed_config runs framework: deepspeed"));
+                    doctest::Contains("a strategy with deepspeed_config runs framework: deepspeed"));
   CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: ds, deepspeed_config: " + (dir / "none.json").string() + "}")),
                     doctest::Contains("no DeepSpeed config at"));
   std::filesystem::remove_all(dir);

@@ -31,20 +31,19 @@ Strategy checked(const std::string& yaml) {
 
 }  // namespace
 
-TEST_CASE("megatron-core turns on the distributed optimizer and its overlaps; buckets of max(40M, 1M·dp) fp32 gradients") {
+TEST_CASE("megatron-core turns on the distributed optimizer and its overlaps; buckets of max(40M, 1M·dp) parameters") {
   const Strategy s = checked(on_nodes("{name: m, tp: 2, sequence_parallel: true, framework: megatron-core}", 1));
   CHECK(s.distributed_optimizer);
   CHECK(s.effective_zero_stage() == 1);
   CHECK(s.dp_overlap);
   CHECK(s.overlap_param_gather);
   CHECK(s.tp_comm_overlap);
-  CHECK(s.dp_bucket_bytes == 40'000'000 * 4);  // dp 4: the 40M floor, 4-byte gradients
+  CHECK(s.dp_bucket_params == 40'000'000);  // dp 4: the 40M floor
   // dp 64 on 16 servers: 64M parameters.
-  CHECK(checked(on_nodes("{name: m, tp: 2, framework: megatron-core}", 16)).dp_bucket_bytes == 64'000'000 * 4);
-  CHECK(checked(on_nodes("{name: m, tp: 2, framework: megatron-core, grad_reduce_in_bf16: true}", 1)).dp_bucket_bytes ==
-        40'000'000 * 2);
-  CHECK(checked(on_nodes("{name: m, tp: 2, framework: megatron-core, dp_bucket_size: 25MB}", 1)).dp_bucket_bytes ==
-        25'000'000);
+  CHECK(checked(on_nodes("{name: m, tp: 2, framework: megatron-core}", 16)).dp_bucket_params == 64'000'000);
+  const Strategy bytes = checked(on_nodes("{name: m, tp: 2, framework: megatron-core, dp_bucket_size: 25MB}", 1));
+  CHECK(bytes.dp_bucket_params == 0);
+  CHECK(bytes.dp_bucket_bytes == 25'000'000);
   // Without sequence parallelism the default TP overlap has nothing to apply to.
   CHECK_FALSE(checked(on_nodes("{name: m, tp: 2, framework: megatron-core}", 1)).tp_comm_overlap);
   // Without the distributed optimizer there are no parameter all-gathers to overlap.
@@ -152,4 +151,29 @@ TEST_CASE("overlapped parameter all-gathers leave only the first bucket's before
   const double saved = seconds_for(2.0 * 40'000'000) * 2;
   CHECK(after.step_time_s - during.step_time_s == doctest::Approx(saved).epsilon(1e-6));
   CHECK(during.exposed_comm_s.dp < after.exposed_comm_s.dp);
+}
+
+TEST_CASE("a bf16 model's gradients are reduced in fp32 unless grad_reduce_in_bf16; fp16 ones in fp16") {
+  // dp 8 on one server, no embedding or head: rank 0 reduce-scatters each of its P·8 layer
+  // parameters' gradients once and all-gathers the 2-byte parameters once.
+  auto dp_bytes = [](const std::string& strategy, const std::string& precision) {
+    std::string yaml = on_nodes(strategy, 1, 16);
+    yaml.replace(yaml.find("precision: bf16"), 15, "precision: " + precision);
+    const auto sc = plan_test::scenario(yaml);
+    SimOptions opt = plan_test::ideal_network(kBandwidth);
+    opt.hooks.skip_optimizer = false;
+    opt.detail = true;
+    const auto r = simulate(sc, sc.strategies[0], opt);
+    double scattered = 0, gathered = 0;
+    for (const auto& t : r.tasks)
+      if (t.rank == 0 && t.category == TaskCategory::dp_comm)
+        (t.op == "reduce_scatter" ? scattered : gathered) += t.bytes;
+    return std::make_pair(scattered, gathered);
+  };
+  const auto sc = plan_test::scenario(on_nodes("{name: m, framework: megatron-core}", 1, 16));
+  const double params = 8.0 * static_cast<double>(layer_cost(cost_inputs(sc, sc.strategies[0])).params);
+  const std::string base = "{name: m, micro_batch: 2, framework: megatron-core";
+  CHECK(dp_bytes(base + "}", "bf16") == std::make_pair(4 * params, 2 * params));
+  CHECK(dp_bytes(base + ", grad_reduce_in_bf16: true}", "bf16") == std::make_pair(2 * params, 2 * params));
+  CHECK(dp_bytes(base + "}", "fp16") == std::make_pair(2 * params, 2 * params));
 }

@@ -1,0 +1,363 @@
+#include "sim/plan/megatron_args.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "sim/plan/framework_defaults.hpp"
+
+namespace stepsim::plan {
+namespace {
+
+using config::ShellWord;
+using config::SourcePos;
+
+// Flags whose value stepsim reads (one word each), and those it reads as switches.
+const std::set<std::string> kValued{
+    "tensor-model-parallel-size", "pipeline-model-parallel-size", "num-layers-per-virtual-pipeline-stage",
+    "num-virtual-stages-per-pipeline-rank", "context-parallel-size", "expert-model-parallel-size", "num-experts",
+    "micro-batch-size", "global-batch-size", "seq-length", "max-position-embeddings", "num-layers", "hidden-size",
+    "ffn-hidden-size", "num-attention-heads", "num-query-groups", "normalization", "position-embedding-type",
+    "recompute-granularity", "recompute-method", "recompute-num-layers", "ddp-bucket-size", "transformer-impl",
+    "attention-backend", "fp8-format", "clip-grad", "optimizer", "kv-channels"};
+const std::set<std::string> kSwitches{
+    "sequence-parallel", "use-distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather", "tp-comm-overlap",
+    "grad-reduce-in-bf16", "bf16", "fp16", "swiglu", "group-query-attention", "untie-embeddings-and-output-weights",
+    "use-flash-attn", "recompute-activations", "no-overlap-p2p-communication", "disable-bias-linear",
+    "overlap-param-gather-with-optimizer-step", "overlap-p2p-communication-warmup-flush", "defer-embedding-wgrad-compute",
+    "tp-comm-overlap-rs-dgrad", "accumulate-allreduce-grads-in-fp32", "no-gradient-accumulation-fusion",
+    "use-cpu-initialization"};
+// Read and left: they change no step's time (data, tokenizer, logging, checkpoints, the learning
+// rate and its schedule, initialisation, dropout rates, evaluation) or are the launcher's own.
+const std::set<std::string> kNoEffect{
+    "data-path", "train-data-path", "valid-data-path", "test-data-path", "vocab-file", "merge-file", "tokenizer-type",
+    "tokenizer-model", "split", "data-cache-path", "mock-data", "save", "load", "save-interval", "log-interval",
+    "eval-interval", "eval-iters", "train-iters", "train-samples", "exit-interval", "exit-duration-in-mins", "lr",
+    "min-lr", "lr-decay-style", "lr-decay-iters", "lr-decay-samples", "lr-warmup-fraction", "lr-warmup-iters",
+    "lr-warmup-samples", "weight-decay", "adam-beta1", "adam-beta2", "adam-eps", "init-method-std", "seed",
+    "tensorboard-dir", "wandb-project", "wandb-exp-name", "wandb-save-dir", "attention-dropout", "hidden-dropout",
+    "norm-epsilon", "rotary-base", "rotary-percent", "make-vocab-size-divisible-by", "vocab-size", "padded-vocab-size",
+    "distributed-backend", "distributed-timeout-minutes", "ckpt-format", "log-throughput", "log-timers-to-tensorboard",
+    "log-validation-ppl-to-tensorboard", "log-memory-to-tensorboard", "log-params-norm", "log-num-zeros-in-grad",
+    "timing-log-level", "timing-log-option", "tensorboard-log-interval", "use-mcore-models", "no-masked-softmax-fusion",
+    "no-bias-gelu-fusion", "no-bias-dropout-fusion", "no-load-optim", "no-load-rng", "finetune", "use-checkpoint-args",
+    "no-async-tensor-model-parallel-allreduce", "untie-embeddings", "position-embedding", "use-rotary-position-embeddings",
+    "no-position-embedding", "num-workers", "dataloader-type", "eod-mask-loss", "reset-position-ids",
+    "reset-attention-mask", "no-create-attention-mask-in-dataloader", "manual-gc", "manual-gc-interval",
+    "empty-unused-memory-level",
+    // torchrun / deepspeed launcher flags
+    "nproc_per_node", "nproc-per-node", "nnodes", "node_rank", "node-rank", "master_addr", "master-addr",
+    "master_port", "master-port", "rdzv_id", "rdzv_backend", "rdzv_endpoint", "rdzv-id", "rdzv-backend",
+    "rdzv-endpoint", "standalone", "max_restarts", "max-restarts", "redirects", "tee", "log_dir", "log-dir"};
+
+struct Arg {
+  std::string name;
+  SourcePos pos;
+  std::optional<ShellWord> value;
+};
+
+class Reader {
+ public:
+  Reader(const config::ShellScript& script, const models::ModelSpec& model, const Training& training, Strategy& s)
+      : script_(script), model_(model), training_(training), s_(s) {}
+
+  void read() {
+    collect();
+    s_.framework = Framework::megatron_core;
+    apply_framework_defaults(s_);
+    // Megatron-LM's own defaults where its flags are absent: every store_true flag off.
+    s_.distributed_optimizer = has("use-distributed-optimizer");
+    s_.dp_overlap = has("overlap-grad-reduce");
+    s_.overlap_param_gather = has("overlap-param-gather");
+    s_.tp_comm_overlap = has("tp-comm-overlap");
+    s_.grad_reduce_in_bf16 = has("grad-reduce-in-bf16");
+    s_.sequence_parallel = has("sequence-parallel");
+    if (has("overlap-param-gather")) s_.where.overlap_param_gather = at("overlap-param-gather").pos;
+    if (has("tp-comm-overlap")) s_.where.tp_comm_overlap = at("tp-comm-overlap").pos;
+    read_parallel();
+    read_batch_and_precision();
+    read_model();
+    read_recompute_and_attention();
+    note_the_rest();
+    std::stable_sort(notes_.begin(), notes_.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.first.line, a.first.column) < std::tie(b.first.line, b.first.column);
+    });
+    for (const auto& [pos, text] : notes_) s_.unmodelled.push_back(config::to_string(pos) + ": " + text);
+  }
+
+ private:
+  // Every --flag of the file, in order; a flag stepsim reads that is given twice must say the
+  // same both times.
+  void collect() {
+    const auto& words = script_.words;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      const ShellWord& w = words[i];
+      if (w.text.size() < 3 || w.text.compare(0, 2, "--") != 0) continue;
+      Arg a;
+      a.pos = w.pos();
+      const std::size_t eq = w.text.find('=');
+      a.name = w.text.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (eq != std::string::npos) {
+        ShellWord v;
+        v.text = w.text.substr(eq + 1);
+        v.at.assign(w.at.begin() + static_cast<std::ptrdiff_t>(eq + 1), w.at.end());
+        a.value = v;
+      } else if (kValued.count(a.name) && i + 1 < words.size() && words[i + 1].text.compare(0, 2, "--") != 0) {
+        a.value = words[++i];
+      }
+      if (kValued.count(a.name) && !a.value)
+        fail(a.pos, a.name, "expected a value after --" + a.name + ", found none");
+      if (auto it = index_.find(a.name); it != index_.end() && (kValued.count(a.name) || kSwitches.count(a.name))) {
+        const Arg& first = args_[it->second];
+        if (first.value && a.value && text(first) != text(a))
+          fail(a.value->pos(), a.name, "given twice with different values: " + text(first) + " at " +
+                                           config::to_string(first.value->pos()) + ", " + text(a) + " here");
+        continue;
+      }
+      index_.emplace(a.name, args_.size());
+      args_.push_back(a);
+    }
+  }
+
+  bool has(const std::string& name) const { return index_.count(name) > 0; }
+  const Arg& at(const std::string& name) const { return args_[index_.at(name)]; }
+
+  [[noreturn]] void fail(const SourcePos& pos, const std::string& name, const std::string& message) const {
+    throw config::ConfigError(pos, "--" + name, message);
+  }
+
+  void note(const Arg& a, const std::string& what) { notes_.emplace_back(a.pos, "--" + a.name + ": " + what); }
+
+  // The value as the shell would pass it.
+  std::string text(const Arg& a) const {
+    std::string why;
+    const auto v = script_.expand(a.value->text, a.value->pos(), why);
+    if (!v) fail(a.value->pos(), a.name, "expected a value stepsim can read without running the script: " + why);
+    return *v;
+  }
+
+  std::int64_t integer(const Arg& a, std::int64_t low, std::int64_t high) const {
+    const std::string t = text(a);
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != t.size() || t.empty() || v < low || v > high)
+      fail(a.value->pos(), a.name, "expected an integer from " + std::to_string(low) + " to " + std::to_string(high) +
+                                       ", found '" + t + "'");
+    return v;
+  }
+
+  void read_parallel() {
+    constexpr std::int64_t kMax = 1 << 20;
+    if (has("tensor-model-parallel-size")) {
+      s_.tp = static_cast<int>(integer(at("tensor-model-parallel-size"), 1, kMax));
+      s_.where.tp = at("tensor-model-parallel-size").value->pos();
+    }
+    if (has("pipeline-model-parallel-size")) {
+      s_.pp = static_cast<int>(integer(at("pipeline-model-parallel-size"), 1, kMax));
+      s_.where.pp = at("pipeline-model-parallel-size").value->pos();
+    }
+    for (const char* name : {"context-parallel-size", "expert-model-parallel-size"})
+      if (has(name) && integer(at(name), 1, kMax) > 1)
+        fail(at(name).value->pos(), name, "context and expert parallelism are not modelled yet (issue 21); expected 1, found " +
+                                              text(at(name)));
+    if (has("num-experts")) fail(at("num-experts").value->pos(), "num-experts", "mixture-of-experts models are not modelled yet (issue 21)");
+    // Virtual stages (arguments.py): layers per virtual stage, or stages per rank; one chunk is
+    // the plain 1F1B schedule (Megatron sets the virtual size to None then).
+    int v = 1;
+    const Arg* where = nullptr;
+    if (has("num-layers-per-virtual-pipeline-stage")) {
+      where = &at("num-layers-per-virtual-pipeline-stage");
+      const std::int64_t per = integer(*where, 1, kMax);
+      const std::int64_t per_stage = model_.layers / std::max(1, s_.pp);
+      if (model_.layers % std::max(1, s_.pp) != 0 || per_stage % per != 0)
+        fail(where->value->pos(), where->name, "expected a divisor of the " + std::to_string(per_stage) +
+                                                   " layers per pipeline stage (" + std::to_string(model_.layers) +
+                                                   " layers / pp " + std::to_string(s_.pp) + "), found " + text(*where));
+      v = static_cast<int>(per_stage / per);
+    }
+    if (has("num-virtual-stages-per-pipeline-rank")) {
+      where = &at("num-virtual-stages-per-pipeline-rank");
+      v = static_cast<int>(integer(*where, 1, 1024));
+    }
+    if (v > 1) {
+      s_.schedule = ScheduleKind::interleaved;
+      s_.v = v;
+      s_.where.schedule = s_.where.v = where->value->pos();
+    }
+    if (has("ddp-bucket-size")) {
+      s_.dp_bucket_params = integer(at("ddp-bucket-size"), 1, std::int64_t{1} << 50);
+      s_.dp_bucket_from_dp = false;
+    }
+  }
+
+  void read_batch_and_precision() {
+    if (has("micro-batch-size")) {
+      s_.micro_batch = static_cast<int>(integer(at("micro-batch-size"), 1, 1 << 20));
+      s_.where.micro_batch = at("micro-batch-size").value->pos();
+    }
+    check_equal("global-batch-size", training_.global_batch, "training.global_batch");
+    check_equal("seq-length", training_.seq_len, "training.seq_len");
+    if (has("max-position-embeddings") && integer(at("max-position-embeddings"), 1, 1 << 30) < training_.seq_len)
+      fail(at("max-position-embeddings").value->pos(), "max-position-embeddings",
+           "expected at least the sequence length " + std::to_string(training_.seq_len) + " (Megatron-LM asserts it), found " +
+               text(at("max-position-embeddings")));
+    const bool bf16 = has("bf16"), fp16 = has("fp16");
+    const std::string scenario = to_string(training_.precision);
+    if (bf16 && training_.precision != Precision::bf16 && training_.precision != Precision::fp8)
+      fail(at("bf16").pos, "bf16", "the scenario trains in " + scenario + "; expected training.precision: bf16 for these arguments");
+    if (fp16 && training_.precision != Precision::fp16)
+      fail(at("fp16").pos, "fp16", "the scenario trains in " + scenario + "; expected training.precision: fp16 for these arguments");
+    if (!bf16 && !fp16)
+      throw config::ConfigError({script_file(), 0, 0}, "",
+                                "expected --bf16 or --fp16 (without either Megatron-LM trains in fp32, which stepsim does not "
+                                "simulate); the scenario trains in " + scenario);
+    if (has("fp8-format")) note(at("fp8-format"), "FP8 GEMMs are not modelled; costed at the scenario's precision");
+  }
+
+  std::string script_file() const { return args_.empty() ? std::string() : args_.front().pos.file; }
+
+  void check_equal(const std::string& name, std::int64_t expected, const std::string& what) const {
+    if (!has(name)) return;
+    if (integer(at(name), 0, std::int64_t{1} << 50) != expected)
+      fail(at(name).value->pos(), name, "expected " + std::to_string(expected) + " (the scenario's " + what + "), found " +
+                                            text(at(name)));
+  }
+
+  // The architecture the arguments build, against the scenario's model (arguments.py defaults:
+  // FFN 4h, or int(4h·2/3 / 64)·64 with --swiglu; MHA unless --group-query-attention).
+  void read_model() {
+    const std::string model = "the scenario's model " + model_.name;
+    auto same = [&](const std::string& name, std::int64_t expected, const std::string& field) {
+      if (!has(name)) return;
+      if (integer(at(name), 1, std::int64_t{1} << 40) != expected)
+        fail(at(name).value->pos(), name, "expected " + std::to_string(expected) + " (" + model + " has " + field + " " +
+                                              std::to_string(expected) + "), found " + text(at(name)));
+    };
+    same("num-layers", model_.layers, "layers");
+    same("hidden-size", model_.hidden, "hidden");
+    same("num-attention-heads", model_.heads, "heads");
+    const bool swiglu = has("swiglu");
+    if (has("hidden-size") && swiglu != (model_.activation == models::Activation::swiglu))
+      fail(swiglu ? at("swiglu").pos : at("hidden-size").pos, swiglu ? "swiglu" : "hidden-size",
+           std::string(swiglu ? "--swiglu builds a SwiGLU MLP; " : "without --swiglu the MLP is GELU; ") + model + " has " +
+               models::to_string(model_.activation));
+    if (has("ffn-hidden-size")) {
+      same("ffn-hidden-size", model_.ffn_hidden, "ffn_hidden");
+    } else if (has("hidden-size")) {
+      const std::int64_t h = model_.hidden;
+      const std::int64_t ffn = swiglu ? static_cast<std::int64_t>(4 * h * 2 / 3 / 64) * 64 : 4 * h;
+      if (ffn != model_.ffn_hidden)
+        fail(at("hidden-size").pos, "hidden-size", "without --ffn-hidden-size Megatron-LM builds an MLP of " +
+                                                       std::to_string(ffn) + "; " + model + " has ffn_hidden " +
+                                                       std::to_string(model_.ffn_hidden));
+    }
+    if (has("num-attention-heads")) {
+      const bool gqa = has("group-query-attention");
+      const std::int64_t groups = gqa && has("num-query-groups") ? integer(at("num-query-groups"), 1, 1 << 20)
+                                                                 : (gqa ? 1 : model_.heads);
+      if (groups != model_.kv_heads)
+        fail(gqa ? at("group-query-attention").pos : at("num-attention-heads").pos, gqa ? "group-query-attention" : "num-attention-heads",
+             "these arguments build " + std::to_string(groups) + " key/value heads; " + model + " has kv_heads " +
+                 std::to_string(model_.kv_heads));
+    }
+    if (has("normalization")) {
+      const std::string n = text(at("normalization"));
+      const bool rms = n == "RMSNorm";
+      if (n != "RMSNorm" && n != "LayerNorm")
+        fail(at("normalization").value->pos(), "normalization", "expected LayerNorm or RMSNorm, found '" + n + "'");
+      if (rms != (model_.norm == models::Norm::rmsnorm))
+        fail(at("normalization").value->pos(), "normalization", model + " has " + models::to_string(model_.norm) + ", found " + n);
+    }
+    if (has("position-embedding-type")) {
+      const std::string p = text(at("position-embedding-type"));
+      const std::map<std::string, models::Position> kinds{
+          {"learned_absolute", models::Position::learned}, {"rope", models::Position::rotary}, {"none", models::Position::none}};
+      const auto it = kinds.find(p);
+      if (it == kinds.end())
+        fail(at("position-embedding-type").value->pos(), "position-embedding-type",
+             "expected learned_absolute, rope or none, found '" + p + "'");
+      if (it->second != model_.position)
+        fail(at("position-embedding-type").value->pos(), "position-embedding-type",
+             model + " has " + models::to_string(model_.position) + " positions, found " + p);
+    }
+    if (has("hidden-size") && has("untie-embeddings-and-output-weights") == model_.tied_embeddings)
+      fail(has("untie-embeddings-and-output-weights") ? at("untie-embeddings-and-output-weights").pos : at("hidden-size").pos,
+           has("untie-embeddings-and-output-weights") ? "untie-embeddings-and-output-weights" : "hidden-size",
+           std::string(model_.tied_embeddings ? model + " ties its embeddings; these arguments untie them"
+                                              : model + " has untied embeddings; add --untie-embeddings-and-output-weights"));
+  }
+
+  void read_recompute_and_attention() {
+    if (has("recompute-activations")) s_.recompute = Recompute::selective;
+    if (has("recompute-granularity")) {
+      const std::string g = text(at("recompute-granularity"));
+      if (g == "selective") {
+        s_.recompute = Recompute::selective;
+      } else if (g == "full") {
+        s_.recompute = Recompute::full;
+        const bool every_layer = has("recompute-method") && text(at("recompute-method")) == "uniform" &&
+                                 has("recompute-num-layers") && integer(at("recompute-num-layers"), 1, 1 << 20) == 1;
+        if (!every_layer)
+          note(at("recompute-granularity"), "full recompute is costed as every layer checkpointed on its own "
+                                            "(--recompute-method uniform --recompute-num-layers 1)");
+      } else {
+        fail(at("recompute-granularity").value->pos(), "recompute-granularity", "expected full or selective, found '" + g + "'");
+      }
+    }
+    // TransformerEngine (the default --transformer-impl) fuses attention; the local
+    // implementation does only with --use-flash-attn; --attention-backend says it outright.
+    const bool local = has("transformer-impl") && text(at("transformer-impl")) == "local";
+    s_.flash_attention = !local || has("use-flash-attn");
+    if (has("attention-backend")) {
+      const std::string b = text(at("attention-backend"));
+      if (b == "unfused" || b == "local") s_.flash_attention = false;
+    }
+  }
+
+  void note_the_rest() {
+    for (const Arg& a : args_) {
+      if (kValued.count(a.name) || kSwitches.count(a.name) || kNoEffect.count(a.name)) continue;
+      if (a.name == "rampup-batch-size") note(a, "the batch ramp-up is not modelled: every step is costed at the global batch");
+      else note(a, "not a Megatron-LM argument stepsim knows; not modelled");
+    }
+    for (const char* name : {"no-overlap-p2p-communication", "overlap-param-gather-with-optimizer-step",
+                             "overlap-p2p-communication-warmup-flush", "defer-embedding-wgrad-compute", "tp-comm-overlap-rs-dgrad"})
+      if (has(name)) note(at(name), "not modelled");
+    if (has("clip-grad") && text(at("clip-grad")) != "0" && text(at("clip-grad")) != "0.0")
+      note(at("clip-grad"), "the gradient norm's pass over every gradient is not costed");
+    if (has("optimizer") && text(at("optimizer")) != "adam")
+      note(at("optimizer"), "stepsim costs Adam's states and step, not " + text(at("optimizer")) + "'s");
+  }
+
+  const config::ShellScript& script_;
+  const models::ModelSpec& model_;
+  const Training& training_;
+  Strategy& s_;
+  std::vector<Arg> args_;
+  std::map<std::string, std::size_t> index_;
+  std::vector<std::pair<SourcePos, std::string>> notes_;  // sorted into file order at the end
+};
+
+}  // namespace
+
+const std::vector<std::string>& megatron_args_sets() {
+  static const std::vector<std::string> keys{
+      "tp",          "pp",          "v",           "schedule",          "micro_batch",     "sequence_parallel",
+      "recompute",   "dp_overlap",  "dp_bucket_size", "flash_attention", "distributed_optimizer", "tp_comm_overlap",
+      "overlap_param_gather", "grad_reduce_in_bf16", "zero_stage"};
+  return keys;
+}
+
+void apply_megatron_args(const config::ShellScript& script, const models::ModelSpec& model, const Training& training,
+                         Strategy& s) {
+  Reader(script, model, training, s).read();
+}
+
+}  // namespace stepsim::plan

@@ -1,0 +1,1 @@
+../../../../scenarios/megatron_gpt3_175b_distributed.sh
