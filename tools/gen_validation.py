@@ -225,8 +225,11 @@ def mosaic(r):
     gpus = int(r['num_gpus'])
     s = int(r['seq_len'])
     recompute = 'full' if r['recompute'] == 'full' else 'none'
+    # Composer's FSDP, as the benchmark launcher leaves it: FULL_SHARD, BACKWARD_POST prefetch
+    # (composer/utils/parallelism.py FSDPConfig defaults).
     strategy = {'name': 'paper', 'tp': 1, 'pp': 1, 'dp': gpus, 'zero_stage': 3, 'micro_batch': r['micro_batch'],
-                'recompute': recompute, 'flash_attention': 'true'}
+                'recompute': recompute, 'flash_attention': 'true', 'framework': 'fsdp',
+                'fsdp_backward_prefetch': 'backward_post'}
     model = inline_model(r, ['tied_embeddings: true', 'position: learned', f'max_seq: {s}',
                              'bias: false', 'norm: layernorm'])
     hardware = '{preset: dgx-a100, nodes: %d}' % (gpus // 8)

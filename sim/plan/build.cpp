@@ -43,6 +43,16 @@ Build::Build(const Scenario& scenario, const Strategy& strategy, const SimOption
   add_ranks(*this);
 }
 
+std::vector<int> Build::dp_part(int global, DpPart part) const {
+  const auto group = in.grid.dp_group(global);
+  if (part == DpPart::all) return group;
+  const int s = in.shard_degree, at = in.grid.coord(global).dp;
+  std::vector<int> out;
+  for (int k = 0; k < static_cast<int>(group.size()); ++k)
+    if (part == DpPart::shard ? k / s == at / s : k % s == at % s) out.push_back(group[k]);
+  return out;
+}
+
 std::vector<std::vector<int>> Build::stage_tp_groups(int pp) const {
   std::vector<std::vector<int>> out;
   for (int d = 0; d < in.grid.dp(); ++d) {

@@ -17,6 +17,9 @@ void apply_framework_defaults(Strategy& s) {
       s.overlap_param_gather = true;
       s.tp_comm_overlap = true;  // where sequence parallelism is on: check_strategy
       return;
+    case Framework::fsdp:
+      s.zero_stage = 3;  // FULL_SHARD; the reader refuses another stage written with it
+      return;
   }
 }
 

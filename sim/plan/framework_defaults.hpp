@@ -12,6 +12,8 @@
 //   max(40M, 1M·dp) parameters, --overlap-param-gather, and --tp-comm-overlap wherever sequence
 //   parallelism is on (it needs it); gradients reduced in fp32 for bf16 models. A Megatron
 //   argument list (megatron_args.hpp) sets each from its own flags instead.
+// fsdp (torch.distributed.fsdp): FULL_SHARD (zero_stage 3), each transformer block its own unit,
+//   BACKWARD_PRE prefetch; fsdp_sharding: hybrid_shard shards within a server instead.
 #pragma once
 
 #include "sim/plan/strategy.hpp"

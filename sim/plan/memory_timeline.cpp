@@ -21,7 +21,7 @@ struct Point {
 
 MemoryBreakdown static_states(const Build& b, int stage) {
   const int zero = b.in.st.effective_zero_stage();
-  const auto states = models::model_state_bytes(b.in.stage_params[stage], zero, b.in.grid.dp());
+  const auto states = models::model_state_bytes(b.in.stage_params[stage], zero, b.in.shard_degree);
   MemoryBreakdown m;
   m.parameters = states.params;
   m.gradients = states.grads;

@@ -66,6 +66,12 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   const bool fp32_grads = st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 &&
                           sc.training.precision != Precision::fp16;
   in.grad_bytes = fp32_grads ? 4 : 2;
+  in.shard_degree = st.dp;
+  if (st.fsdp_hybrid) {
+    const auto group = in.grid.dp_group(0);
+    in.shard_degree = 0;
+    for (int g : group) in.shard_degree += sc.cluster.server_of(g) == sc.cluster.server_of(group.front()) ? 1 : 0;
+  }
   if (st.framework == Framework::megatron_core) in.passes_sync_device = st.pp > 1 && st.schedule != ScheduleKind::interleaved;
   split_layers(in);
   return in;

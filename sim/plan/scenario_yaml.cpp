@@ -80,7 +80,8 @@ Strategy read_strategy(const Field& f, int index) {
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
-                "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16"});
+                "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fsdp_sharding",
+                "fsdp_backward_prefetch"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -90,7 +91,8 @@ Strategy read_strategy(const Field& f, int index) {
   read_parallel_sizes(f, s);
   if (auto x = f.optional("framework")) {
     s.framework = *framework_named(x->as_choice(
-        {to_string(Framework::generic), to_string(Framework::deepspeed), to_string(Framework::megatron_core)}));
+        {to_string(Framework::generic), to_string(Framework::deepspeed), to_string(Framework::megatron_core),
+         to_string(Framework::fsdp)}));
     s.where.framework = x->pos();
   }
   if (f.has("deepspeed_config")) s.framework = Framework::deepspeed;
@@ -101,6 +103,9 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("zero_stage"); x && s.framework == Framework::megatron_core && s.zero_stage >= 2)
     x->fail("Megatron-Core's distributed optimizer shards optimizer state only (ZeRO-1); its FSDP modes are not "
             "modelled, found zero_stage: " + std::to_string(s.zero_stage));
+  if (auto x = f.optional("zero_stage"); x && s.framework == Framework::fsdp && s.zero_stage != 3)
+    x->fail("FSDP's FULL_SHARD and HYBRID_SHARD shard parameters (zero_stage 3); SHARD_GRAD_OP is not modelled yet, "
+            "found zero_stage: " + std::to_string(s.zero_stage));
   apply_framework_defaults(s);
   if (auto x = f.optional("schedule")) { s.schedule = read_schedule(*x); s.where.schedule = x->pos(); }
   if (auto x = f.optional("sequence_parallel")) s.sequence_parallel = x->as_bool();
@@ -141,6 +146,18 @@ Strategy read_strategy(const Field& f, int index) {
     s.where.overlap_param_gather = x->pos();
   }
   if (auto x = f.optional("grad_reduce_in_bf16")) s.grad_reduce_in_bf16 = x->as_bool();
+  for (const char* key : {"fsdp_sharding", "fsdp_backward_prefetch"})
+    if (auto x = f.optional(key); x && s.framework != Framework::fsdp)
+      x->fail(std::string(key) + " is FSDP's: it needs framework: fsdp in this strategy");
+  if (auto x = f.optional("fsdp_sharding")) {
+    const std::string v = x->as_choice({"full_shard", "hybrid_shard", "shard_grad_op"});
+    if (v == "shard_grad_op") x->fail("SHARD_GRAD_OP (parameters kept gathered from forward to backward) is not modelled yet");
+    s.fsdp_hybrid = v == "hybrid_shard";
+  }
+  if (auto x = f.optional("fsdp_backward_prefetch"))
+    s.fsdp_backward_prefetch = *fsdp_prefetch_named(x->as_choice({to_string(FsdpPrefetch::backward_pre),
+                                                                  to_string(FsdpPrefetch::backward_post),
+                                                                  to_string(FsdpPrefetch::none)}));
   return s;
 }
 

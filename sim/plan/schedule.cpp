@@ -183,7 +183,7 @@ std::optional<Recompute> recompute_named(std::string_view name) {
 }
 
 std::optional<Framework> framework_named(std::string_view name) {
-  for (Framework f : {Framework::generic, Framework::deepspeed, Framework::megatron_core})
+  for (Framework f : {Framework::generic, Framework::deepspeed, Framework::megatron_core, Framework::fsdp})
     if (name == to_string(f)) return f;
   return std::nullopt;
 }
@@ -193,6 +193,22 @@ const char* to_string(Framework f) {
     case Framework::generic: return "generic";
     case Framework::deepspeed: return "deepspeed";
     case Framework::megatron_core: return "megatron-core";
+    case Framework::fsdp: return "fsdp";
+  }
+  return "?";
+}
+
+std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name) {
+  for (FsdpPrefetch p : {FsdpPrefetch::backward_pre, FsdpPrefetch::backward_post, FsdpPrefetch::none})
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
+const char* to_string(FsdpPrefetch p) {
+  switch (p) {
+    case FsdpPrefetch::backward_pre: return "backward_pre";
+    case FsdpPrefetch::backward_post: return "backward_post";
+    case FsdpPrefetch::none: return "none";
   }
   return "?";
 }

@@ -20,18 +20,25 @@ enum class ScheduleKind { gpipe, one_f_one_b, interleaved, zb_h1 };
 /// (framework_defaults.hpp). generic: ZeRO-3 as FSDP runs it, one all-gather per transformer block
 /// (each block its own wrapped unit), re-gathered once for the block's backward, TP/PP/DP as
 /// Megatron-LM; deepspeed: its module hooks, one all-gather per submodule with parameters;
-/// megatron_core: Megatron-Core's distributed optimizer, gradient buckets and overlaps.
-enum class Framework { generic, deepspeed, megatron_core };
+/// megatron_core: Megatron-Core's distributed optimizer, gradient buckets and overlaps; fsdp:
+/// PyTorch FSDP (FULL_SHARD or HYBRID_SHARD, each block wrapped), its all-gathers and
+/// reduce-scatters on one NCCL communicator.
+enum class Framework { generic, deepspeed, megatron_core, fsdp };
+/// FSDP's BackwardPrefetch: the next unit's all-gather issued before the current unit's gradient
+/// computation (BACKWARD_PRE, the default), after it (BACKWARD_POST), or not ahead at all.
+enum class FsdpPrefetch { backward_pre, backward_post, none };
 /// The recompute modes are models/'s (Korthikanti et al.): one enum for both layers.
 using Recompute = models::Recompute;
 
 const char* to_string(ScheduleKind s);  ///< "gpipe", "1f1b", "interleaved", "zb-h1"
-const char* to_string(Framework f);     ///< "generic", "deepspeed", "megatron-core"
+const char* to_string(Framework f);     ///< "generic", "deepspeed", "megatron-core", "fsdp"
+const char* to_string(FsdpPrefetch p);  ///< "backward_pre", "backward_post", "none"
 /// The kind whose to_string() is `name`; nullopt for any other text. Readers of YAML and JSON use
 /// these, so a name is spelled in one place (to_string).
 std::optional<ScheduleKind> schedule_named(std::string_view name);
 std::optional<Recompute> recompute_named(std::string_view name);
 std::optional<Framework> framework_named(std::string_view name);
+std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
@@ -91,6 +98,10 @@ struct Strategy {
   /// Megatron-LM reduces a bf16 model's gradients in fp32 (arguments.py forces
   /// accumulate_allreduce_grads_in_fp32 under --bf16); --grad-reduce-in-bf16 keeps them 16-bit.
   bool grad_reduce_in_bf16 = false;
+  /// FSDP's HYBRID_SHARD: parameters, gradients and optimizer state sharded over the DP ranks of
+  /// one server and replicated across servers (gradients all-reduced over the replicas).
+  bool fsdp_hybrid = false;
+  FsdpPrefetch fsdp_backward_prefetch = FsdpPrefetch::backward_pre;  ///< torch's default
   bool allow_tp_across_servers = false;
   /// FlashAttention (Dao 2023) for the attention core; false = Megatron-LM's 2022 path (batched
   /// GEMMs + fused softmax), as in Korthikanti et al. 2022's measurements.

@@ -64,7 +64,8 @@ void check_pipeline(const Scenario& sc, Strategy& s) {
   if (s.effective_zero_stage() >= 2 && s.pp > 1)
     fail(s.where.zero_stage, s, "zero_stage",
          "ZeRO stage " + std::to_string(s.zero_stage) + " with pipeline parallelism (pp = " + std::to_string(s.pp) +
-             ") is not supported by DeepSpeed; use zero_stage 0 or 1");
+             ") is not supported by " + (s.framework == Framework::fsdp ? "PyTorch FSDP" : "DeepSpeed") +
+             "; use zero_stage 0 or 1");
 }
 
 void check_tp_placement(const Scenario& sc, const Strategy& s) {
@@ -110,6 +111,24 @@ void check_megatron_core(Strategy& s) {
   }
 }
 
+// HYBRID_SHARD's shard group is the DP ranks of one server: they must be consecutive in the DP
+// group, the same number on every server, and more than one.
+void check_fsdp_hybrid(const Scenario& sc, const Strategy& s) {
+  if (!s.fsdp_hybrid) return;
+  const RankGrid grid(s.tp, s.pp, s.dp, s.rank_order);
+  const auto group = grid.dp_group(0);
+  int shard = 0;
+  while (shard < static_cast<int>(group.size()) && sc.cluster.server_of(group[shard]) == sc.cluster.server_of(group[0])) ++shard;
+  bool consecutive = s.dp % shard == 0;
+  for (int k = 0; consecutive && k < static_cast<int>(group.size()); ++k)
+    consecutive = sc.cluster.server_of(group[k]) == sc.cluster.server_of(group[k - k % shard]);
+  if (shard < 2 || !consecutive)
+    fail(s.where.self, s, "fsdp_sharding",
+         "hybrid_shard shards over the DP ranks of one server; expected at least two per server, each server's "
+         "consecutive in the DP group, found " + std::to_string(shard) + " on the first server (tp = " + std::to_string(s.tp) +
+             ", rank_order " + s.rank_order + ")");
+}
+
 }  // namespace
 
 Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
@@ -118,6 +137,7 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   check_pipeline(scenario, s);
   check_tp_placement(scenario, s);
   check_megatron_core(s);
+  check_fsdp_hybrid(scenario, s);
   return s;
 }
 

@@ -181,7 +181,8 @@ void build_gradient_sync(Build& b, int stage) {
   if (gather_in_forward) overlapped_param_gathers(b, stage, buckets);
   if (reduce) bucket_collectives(b, stage, buckets, zero == 0 ? comm::Op::all_reduce : comm::Op::reduce_scatter, nullptr);
   if (b.in.opt.hooks.skip_optimizer) return;
-  const std::int64_t shard = zero >= 1 ? (b.in.stage_params[stage] + b.in.grid.dp() - 1) / b.in.grid.dp() : b.in.stage_params[stage];
+  const int shards = b.in.shard_degree;
+  const std::int64_t shard = zero >= 1 ? (b.in.stage_params[stage] + shards - 1) / shards : b.in.stage_params[stage];
   const auto& gpu = b.in.sc.cluster.gpu;
   const std::int64_t ps = static_cast<std::int64_t>(
       std::ceil(shard * kAdamBytesPerParam / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12));

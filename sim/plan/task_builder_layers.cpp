@@ -188,14 +188,19 @@ class StageEmitter {
   // block), the segments, the recompute buffer of backward, the gathers DeepSpeed repeats between
   // the recompute and the backward, and ZeRO-3's gradient reduce-scatter.
   void layer_pass(int i, int n, int layer, const std::vector<Segment>& segs, TaskCategory cat) {
-    const bool zero3 = b_.in.st.effective_zero_stage() == 3 && b_.in.grid.dp() > 1;
-    const int step = cat == TaskCategory::forward ? 1 : -1;
-    const int base = cat == TaskCategory::forward ? first_layer() : first_layer() + n - 1;
-    const int ahead = zero3_prefetch_layers(b_.in.st);
+    const bool zero3 = b_.in.st.effective_zero_stage() == 3 && b_.in.shard_degree > 1;
+    const bool fwd = cat == TaskCategory::forward;
+    const int step = fwd ? 1 : -1;
+    const int base = fwd ? first_layer() : first_layer() + n - 1;
+    const int ahead = fwd ? zero3_prefetch_layers(b_.in.st) : backward_prefetch_layers();
+    // FSDP's BACKWARD_POST issues the next unit's all-gather once this one's gradients are
+    // computed, before their reduce-scatter (_post_backward_reshard, then _reduce_grad).
+    const bool prefetch_after = !fwd && b_.in.st.framework == Framework::fsdp &&
+                                b_.in.st.fsdp_backward_prefetch == FsdpPrefetch::backward_post;
     if (zero3) {
       if (i == 0)
-        for (int k = 0; k <= std::min(ahead, n - 1); ++k) gather(base + step * k);
-      else if (i + ahead < n)
+        for (int k = 0; k <= std::min(prefetch_after ? 0 : ahead, n - 1); ++k) gather(base + step * k);
+      else if (!prefetch_after && i + ahead < n)
         gather(base + step * (i + ahead));
     }
     const bool recomputes = cat != TaskCategory::forward && b_.in.layer.transient_bytes > 0;
@@ -214,8 +219,27 @@ class StageEmitter {
     if (recomputes) transient(-b_.in.layer.transient_bytes);
     if (zero3) {
       for (int r : all_) b_.rec.memory({tail_[r], false, r, -gathered_total(layer), MemKind::gathered});
-      if (cat != TaskCategory::forward) dp_collective(CommClass::zero, comm::Op::reduce_scatter, all_param_bytes(layer), layer);
+      if (prefetch_after && i + 1 < n) gather(base + step * (i + 1));
+      if (!fwd) reduce_gradients(layer);
     }
+  }
+
+  // Layers the backward gathers ahead: FSDP prefetches one unit (BACKWARD_PRE / _POST) or none.
+  int backward_prefetch_layers() const {
+    if (b_.in.st.framework != Framework::fsdp) return zero3_prefetch_layers(b_.in.st);
+    return b_.in.st.fsdp_backward_prefetch == FsdpPrefetch::none ? 0 : 1;
+  }
+
+  // ZeRO-3's gradient reduce-scatter of one layer; under HYBRID_SHARD over the shard group, then
+  // the shard all-reduced over its replicas (FSDP's _reduce_grad: reduce_scatter_tensor in the
+  // shard group, all_reduce in the inter-node group).
+  void reduce_gradients(int layer) {
+    const bool hybrid = b_.in.shard_degree < b_.in.grid.dp();
+    dp_collective(CommClass::zero, comm::Op::reduce_scatter, all_param_bytes(layer), layer,
+                  hybrid ? Build::DpPart::shard : Build::DpPart::all);
+    if (hybrid)
+      dp_collective(CommClass::zero, comm::Op::all_reduce, all_param_bytes(layer) / b_.in.shard_degree, layer,
+                    Build::DpPart::replicas);
   }
 
   // The parameters fetched with `layer` beside its own: the embedding before the first, the head
@@ -245,7 +269,7 @@ class StageEmitter {
   // One all-gather of `bytes` for `layer`, which the layer's next compute waits for; `resident`:
   // it adds to the gathered memory (a re-gather refills what the recompute's use released).
   void fetch(int layer, std::int64_t bytes, bool resident) {
-    auto members = dp_collective(CommClass::zero, comm::Op::all_gather, bytes, layer);
+    auto members = dp_collective(CommClass::zero, comm::Op::all_gather, bytes, layer, Build::DpPart::shard);
     for (std::size_t k = 0; k < members.size(); ++k) {
       const auto& [r, id] = members[k];
       if (resident) b_.rec.memory({id, true, r, bytes, MemKind::gathered});
@@ -253,21 +277,27 @@ class StageEmitter {
     }
   }
 
-  // A collective over each DP group of this stage (one per TP index), on the dp/zero stream,
-  // after the rank's current tail. Returns (local rank, member) pairs.
-  std::vector<std::pair<int, core::TaskId>> dp_collective(CommClass cls, comm::Op op, std::int64_t bytes, int layer) {
+  // A collective over each DP group of this stage (one per TP index), or over each of its parts
+  // (Build::dp_part), on the dp/zero stream, after the rank's current tail. FSDP runs its
+  // all-gathers and reduce-scatters on one process group, whose NCCL stream runs them in issue
+  // order, so they share the zero stream there. Returns (local rank, member) pairs.
+  std::vector<std::pair<int, core::TaskId>> dp_collective(CommClass cls, comm::Op op, std::int64_t bytes, int layer,
+                                                          Build::DpPart part = Build::DpPart::all) {
     std::vector<std::pair<int, core::TaskId>> out;
-    const Slot slot = (cls == CommClass::zero && op == comm::Op::all_gather) ? Slot::zero : Slot::dp;
+    const bool one_stream = cls == CommClass::zero && (op == comm::Op::all_gather || b_.in.st.framework == Framework::fsdp);
+    const Slot slot = one_stream ? Slot::zero : Slot::dp;
     for (std::size_t t = 0; t < groups_.front().size(); ++t) {
-      std::vector<int> locals;
-      std::vector<core::StreamId> streams;
-      for (const auto& g : groups_) locals.push_back(g[t]), streams.push_back(b_.rec.stream(g[t], slot));
-      const auto group = b_.in.grid.dp_group(b_.global_of[locals.front()]);
-      auto members = b_.collectives.add(cls, op, group, bytes, streams, stage_);
-      b_.rec.record_members(members, locals, cls, op, bytes, layer, pass_.microbatch, pass_.chunk, slot);
-      for (std::size_t k = 0; k < locals.size(); ++k) {
-        b_.rec.depend(tail_[locals[k]], members[k]);
-        out.emplace_back(locals[k], members[k]);
+      std::map<std::vector<int>, std::vector<int>> locals_of;  // the part's global ranks -> its simulated members
+      for (const auto& g : groups_) locals_of[b_.dp_part(b_.global_of[g[t]], part)].push_back(g[t]);
+      for (const auto& [group, locals] : locals_of) {
+        std::vector<core::StreamId> streams;
+        for (int r : locals) streams.push_back(b_.rec.stream(r, slot));
+        auto members = b_.collectives.add(cls, op, group, bytes, streams, stage_);
+        b_.rec.record_members(members, locals, cls, op, bytes, layer, pass_.microbatch, pass_.chunk, slot);
+        for (std::size_t k = 0; k < locals.size(); ++k) {
+          b_.rec.depend(tail_[locals[k]], members[k]);
+          out.emplace_back(locals[k], members[k]);
+        }
       }
     }
     return out;

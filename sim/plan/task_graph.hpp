@@ -79,6 +79,11 @@ class Build {
   std::vector<core::TaskId> backward_end;           ///< [local] last backward/weight pass end
   std::int64_t engine_makespan_ps = 0;              ///< after run
 
+  /// The part of `global`'s DP group a sharded collective runs over: all of it, its shard group
+  /// (PlanInputs::shard_degree consecutive members), or its replicas (the members at its place in
+  /// every shard group).
+  enum class DpPart { all, shard, replicas };
+  std::vector<int> dp_part(int global, DpPart part) const;
   /// Simulated local ranks of stage `pp`, as TP groups (one per simulated dp index).
   std::vector<std::vector<int>> stage_tp_groups(int pp) const;
   bool is_simulated(int global) const { return local_of[static_cast<std::size_t>(global)] >= 0; }

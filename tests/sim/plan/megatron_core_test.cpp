@@ -16,12 +16,7 @@ using namespace stepsim::plan;
 namespace {
 
 std::string on_nodes(const std::string& strategy, int nodes, int global_batch = 128) {
-  return R"(name: mcore
-hardware: {preset: dgx-a100, nodes: )" + std::to_string(nodes) + R"(}
-model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
-training: {seq_len: 1024, global_batch: )" + std::to_string(global_batch) + R"(, precision: bf16}
-strategies:
-  - )" + strategy + "\n";
+  return plan_test::small_gpt_on_nodes(strategy, nodes, global_batch);
 }
 
 Strategy checked(const std::string& yaml) {

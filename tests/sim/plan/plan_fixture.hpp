@@ -23,6 +23,16 @@ strategies:
   - )" + strategy + "\n";
 }
 
+/// The same small GPT in bf16 on `nodes` DGX A100 servers.
+inline std::string small_gpt_on_nodes(const std::string& strategy, int nodes, int global_batch) {
+  return R"(name: small
+hardware: {preset: dgx-a100, nodes: )" + std::to_string(nodes) + R"(}
+model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
+training: {seq_len: 1024, global_batch: )" + std::to_string(global_batch) + R"(, precision: bf16}
+strategies:
+  - )" + strategy + "\n";
+}
+
 /// Options for analytic cases: every collective takes bytes / `bytes_per_s` with no latency, the
 /// stages are uniform (no embedding or head), no optimizer step, the host issues at once.
 inline stepsim::plan::SimOptions ideal_network(double bytes_per_s) {

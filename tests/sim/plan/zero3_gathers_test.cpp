@@ -106,7 +106,7 @@ TEST_CASE("DeepSpeed's blocking gathers expose every submodule's fetch, and the 
 TEST_CASE("DeepSpeed's keys are refused under another framework, where they are written") {
   CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: z, dp: 8, zero_stage: 3, zero3_blocking_gathers: true}")),
                     doctest::Contains("zero3_blocking_gathers is DeepSpeed's: it needs framework: deepspeed"));
-  CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: z, dp: 8, zero_stage: 3, framework: fsdp}")),
+  CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: z, dp: 8, zero_stage: 3, framework: torchtitan}")),
                     doctest::Contains("generic"));
   const auto sc = plan_test::scenario(plan_test::small_gpt("{name: z, dp: 8, zero_stage: 3, framework: deepspeed}"));
   CHECK(sc.strategies[0].framework == Framework::deepspeed);
