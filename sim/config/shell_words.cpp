@@ -23,9 +23,9 @@ std::size_t name_length(const std::string& text, std::size_t i) {
   return n;
 }
 
-class Lexer {
+class ShellLexer {
  public:
-  Lexer(const std::string& text, const std::string& file) : text_(text), file_(file) {}
+  ShellLexer(const std::string& text, const std::string& file) : text_(text), file_(file) {}
 
   ShellScript run() {
     ShellScript out;
@@ -144,7 +144,7 @@ bool before_pos(const SourcePos& a, const SourcePos& b) {
 
 }  // namespace
 
-ShellScript read_shell_script(const std::string& text, const std::string& file) { return Lexer(text, file).run(); }
+ShellScript read_shell_script(const std::string& text, const std::string& file) { return ShellLexer(text, file).run(); }
 
 std::optional<std::string> ShellScript::expand(const std::string& text, const SourcePos& before, std::string& why) const {
   constexpr int kMaxDepth = 10;

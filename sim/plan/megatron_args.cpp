@@ -58,9 +58,9 @@ struct Arg {
   std::optional<ShellWord> value;
 };
 
-class Reader {
+class MegatronArgsReader {
  public:
-  Reader(const config::ShellScript& script, const models::ModelSpec& model, const Training& training, Strategy& s)
+  MegatronArgsReader(const config::ShellScript& script, const models::ModelSpec& model, const Training& training, Strategy& s)
       : script_(script), model_(model), training_(training), s_(s) {}
 
   void read() {
@@ -357,7 +357,7 @@ const std::vector<std::string>& megatron_args_sets() {
 
 void apply_megatron_args(const config::ShellScript& script, const models::ModelSpec& model, const Training& training,
                          Strategy& s) {
-  Reader(script, model, training, s).read();
+  MegatronArgsReader(script, model, training, s).read();
 }
 
 }  // namespace stepsim::plan
