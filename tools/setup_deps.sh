@@ -1,6 +1,6 @@
 # Sourced by tools/demo and tools/check: makes sure the Debian packages stepsim needs are there.
 # As root it installs what is missing with apt-get; otherwise it prints exactly what to install.
-stepsim_packages="g++ cmake make libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev libspdlog-dev doctest-dev zlib1g-dev"
+stepsim_packages="g++ cmake make libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev libspdlog-dev doctest-dev zlib1g-dev libtomlplusplus-dev"
 
 stepsim_setup_deps() {
   local missing=""

@@ -63,15 +63,11 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   in.logits = logits_cost(in.cost_in);
   in.tp_bytes = plan::tp_bytes(in.cost_in);
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
-  const bool fp32_grads = st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 &&
-                          sc.training.precision != Precision::fp16;
+  const bool fp32_grads = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 &&
+                           sc.training.precision != Precision::fp16) ||
+                          (st.framework == Framework::fsdp && st.fsdp_reduce_fp32);
   in.grad_bytes = fp32_grads ? 4 : 2;
-  in.shard_degree = st.dp;
-  if (st.fsdp_hybrid) {
-    const auto group = in.grid.dp_group(0);
-    in.shard_degree = 0;
-    for (int g : group) in.shard_degree += sc.cluster.server_of(g) == sc.cluster.server_of(group.front()) ? 1 : 0;
-  }
+  in.shard_degree = st.fsdp_shard_degree > 0 ? st.fsdp_shard_degree : st.dp;
   if (st.framework == Framework::megatron_core) in.passes_sync_device = st.pp > 1 && st.schedule != ScheduleKind::interleaved;
   split_layers(in);
   return in;

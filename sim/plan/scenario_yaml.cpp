@@ -12,6 +12,7 @@
 #include "sim/plan/deepspeed_config.hpp"
 #include "sim/plan/framework_defaults.hpp"
 #include "sim/plan/megatron_args.hpp"
+#include "sim/plan/torchtitan_config.hpp"
 #include "sim/config/text_file.hpp"
 #include "sim/plan/rank_grid.hpp"
 #include "sim/plan/scenario.hpp"
@@ -81,7 +82,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fsdp_sharding",
-                "fsdp_backward_prefetch"});
+                "fsdp_backward_prefetch", "fsdp_reduce_fp32", "torchtitan_config"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -96,6 +97,7 @@ Strategy read_strategy(const Field& f, int index) {
     s.where.framework = x->pos();
   }
   if (f.has("deepspeed_config")) s.framework = Framework::deepspeed;
+  if (f.has("torchtitan_config")) s.framework = Framework::fsdp;
   if (f.has("megatron_args")) {
     if (f.has("deepspeed_config")) f.required("megatron_args").fail("a strategy names one framework's configuration, found deepspeed_config too");
     s.framework = Framework::megatron_core;
@@ -146,14 +148,15 @@ Strategy read_strategy(const Field& f, int index) {
     s.where.overlap_param_gather = x->pos();
   }
   if (auto x = f.optional("grad_reduce_in_bf16")) s.grad_reduce_in_bf16 = x->as_bool();
-  for (const char* key : {"fsdp_sharding", "fsdp_backward_prefetch"})
+  for (const char* key : {"fsdp_sharding", "fsdp_backward_prefetch", "fsdp_reduce_fp32"})
     if (auto x = f.optional(key); x && s.framework != Framework::fsdp)
       x->fail(std::string(key) + " is FSDP's: it needs framework: fsdp in this strategy");
   if (auto x = f.optional("fsdp_sharding")) {
     const std::string v = x->as_choice({"full_shard", "hybrid_shard", "shard_grad_op"});
     if (v == "shard_grad_op") x->fail("SHARD_GRAD_OP (parameters kept gathered from forward to backward) is not modelled yet");
-    s.fsdp_hybrid = v == "hybrid_shard";
+    s.fsdp_shard_degree = v == "hybrid_shard" ? -1 : 0;
   }
+  if (auto x = f.optional("fsdp_reduce_fp32")) s.fsdp_reduce_fp32 = x->as_bool();
   if (auto x = f.optional("fsdp_backward_prefetch"))
     s.fsdp_backward_prefetch = *fsdp_prefetch_named(x->as_choice({to_string(FsdpPrefetch::backward_pre),
                                                                   to_string(FsdpPrefetch::backward_post),
@@ -240,6 +243,13 @@ void read_megatron_args(const Field& item, const Field& key, const Scenario& sc,
   apply_megatron_args(script, sc.model, sc.training, s);
 }
 
+// `torchtitan_config: FILE`: a torchtitan TOML job config (torchtitan_config.hpp).
+void read_torchtitan_config(const Field& item, const Field& key, const Scenario& sc, Strategy& s) {
+  const auto path = framework_file(item, key, sc, Framework::fsdp, torchtitan_config_sets(), "torchtitan config");
+  apply_torchtitan_config(config::read_text_file(path.string()), path.string(), sc.model, sc.training,
+                          sc.cluster.gpu_count(), s);
+}
+
 }  // namespace
 
 Scenario read_scenario(const config::YamlDocument& doc) {
@@ -263,6 +273,7 @@ Scenario read_scenario(const config::YamlDocument& doc) {
     s.strategies.push_back(read_strategy(items[i], static_cast<int>(i)));
     if (auto ds = items[i].optional("deepspeed_config")) read_deepspeed_config(items[i], *ds, s, s.strategies.back());
     if (auto ma = items[i].optional("megatron_args")) read_megatron_args(items[i], *ma, s, s.strategies.back());
+    if (auto tt = items[i].optional("torchtitan_config")) read_torchtitan_config(items[i], *tt, s, s.strategies.back());
   }
   for (std::size_t i = 0; i < s.strategies.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)

@@ -98,9 +98,14 @@ struct Strategy {
   /// Megatron-LM reduces a bf16 model's gradients in fp32 (arguments.py forces
   /// accumulate_allreduce_grads_in_fp32 under --bf16); --grad-reduce-in-bf16 keeps them 16-bit.
   bool grad_reduce_in_bf16 = false;
-  /// FSDP's HYBRID_SHARD: parameters, gradients and optimizer state sharded over the DP ranks of
-  /// one server and replicated across servers (gradients all-reduced over the replicas).
-  bool fsdp_hybrid = false;
+  /// FSDP's HYBRID_SHARD: parameters, gradients and optimizer state sharded over this many
+  /// consecutive DP ranks and replicated across the groups (gradients all-reduced over the
+  /// replicas). 0 = all of dp (FULL_SHARD); −1 = the DP ranks of one server, resolved by
+  /// check_strategy (fsdp_sharding: hybrid_shard).
+  int fsdp_shard_degree = 0;
+  /// FSDP's MixedPrecision(reduce_dtype=float32): gradients reduce-scattered in fp32
+  /// (torchtitan's mixed_precision_reduce default).
+  bool fsdp_reduce_fp32 = false;
   FsdpPrefetch fsdp_backward_prefetch = FsdpPrefetch::backward_pre;  ///< torch's default
   bool allow_tp_across_servers = false;
   /// FlashAttention (Dao 2023) for the attention core; false = Megatron-LM's 2022 path (batched

@@ -111,22 +111,29 @@ void check_megatron_core(Strategy& s) {
   }
 }
 
-// HYBRID_SHARD's shard group is the DP ranks of one server: they must be consecutive in the DP
-// group, the same number on every server, and more than one.
-void check_fsdp_hybrid(const Scenario& sc, const Strategy& s) {
-  if (!s.fsdp_hybrid) return;
+// HYBRID_SHARD's shard group: consecutive DP ranks, at least two, dividing dp; `hybrid_shard`
+// means those of one server, which must then be consecutive in the DP group.
+void check_fsdp_shards(const Scenario& sc, Strategy& s) {
+  if (s.fsdp_shard_degree == 0) return;
   const RankGrid grid(s.tp, s.pp, s.dp, s.rank_order);
   const auto group = grid.dp_group(0);
-  int shard = 0;
-  while (shard < static_cast<int>(group.size()) && sc.cluster.server_of(group[shard]) == sc.cluster.server_of(group[0])) ++shard;
-  bool consecutive = s.dp % shard == 0;
-  for (int k = 0; consecutive && k < static_cast<int>(group.size()); ++k)
-    consecutive = sc.cluster.server_of(group[k]) == sc.cluster.server_of(group[k - k % shard]);
-  if (shard < 2 || !consecutive)
-    fail(s.where.self, s, "fsdp_sharding",
-         "hybrid_shard shards over the DP ranks of one server; expected at least two per server, each server's "
-         "consecutive in the DP group, found " + std::to_string(shard) + " on the first server (tp = " + std::to_string(s.tp) +
-             ", rank_order " + s.rank_order + ")");
+  if (s.fsdp_shard_degree < 0) {
+    int shard = 0;
+    while (shard < static_cast<int>(group.size()) && sc.cluster.server_of(group[shard]) == sc.cluster.server_of(group[0])) ++shard;
+    bool consecutive = s.dp % shard == 0;
+    for (int k = 0; consecutive && k < static_cast<int>(group.size()); ++k)
+      consecutive = sc.cluster.server_of(group[k]) == sc.cluster.server_of(group[k - k % shard]);
+    if (shard < 2 || !consecutive)
+      fail(s.where.self, s, "fsdp_sharding",
+           "hybrid_shard shards over the DP ranks of one server; expected at least two per server, each server's "
+           "consecutive in the DP group, found " + std::to_string(shard) + " on the first server (tp = " +
+               std::to_string(s.tp) + ", rank_order " + s.rank_order + ")");
+    s.fsdp_shard_degree = shard;
+  }
+  if (s.fsdp_shard_degree < 2 || s.dp % s.fsdp_shard_degree != 0)
+    fail(s.where.self, s, "fsdp_sharding", "expected a shard group of at least 2 ranks dividing dp = " + std::to_string(s.dp) +
+                                               ", found " + std::to_string(s.fsdp_shard_degree));
+  if (s.fsdp_shard_degree == s.dp) s.fsdp_shard_degree = 0;  // one group: FULL_SHARD
 }
 
 }  // namespace
@@ -137,7 +144,7 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   check_pipeline(scenario, s);
   check_tp_placement(scenario, s);
   check_megatron_core(s);
-  check_fsdp_hybrid(scenario, s);
+  check_fsdp_shards(scenario, s);
   return s;
 }
 

@@ -252,8 +252,8 @@ class StageEmitter {
     return p;
   }
 
-  // Every parameter of the layer, in bytes: what its gradient reduce-scatter carries.
-  std::int64_t all_param_bytes(int layer) const { return 2 * (b_.in.layer.params + extra_params(layer)); }
+  // Every parameter of the layer's gradient, in bytes: what its reduce-scatter carries.
+  std::int64_t all_param_bytes(int layer) const { return b_.in.grad_bytes * (b_.in.layer.params + extra_params(layer)); }
 
   // What the layer's all-gathers bring in (DeepSpeed leaves persistent parameters out).
   std::int64_t gathered_total(int layer) const {

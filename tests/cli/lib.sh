@@ -57,6 +57,14 @@ step_time_of() {
   printf '%s' "$1" | grep -o '"name":"[^"]*"\|"step_time_s":[0-9.e+-]*' |
     awk -F: -v n="$2" '/"name"/ {gsub(/"/, "", $2); cur = $2} /step_time_s/ && cur == n {printf "%.6f", $2}'
 }
+# expect_same_step_time JSON A B DESCRIPTION: strategies A and B of `run --json -` take the same time.
+expect_same_step_time() {
+  local a b
+  a=$(step_time_of "$1" "$2")
+  b=$(step_time_of "$1" "$3")
+  checks=$((checks + 1))
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "$4: $2 took '${a}' s, $3 '${b}' s"
+}
 # expect_step_times FILE JSON NAME...: FILE (an HTML report) holds data-plan="NAME"
 # data-seconds="S" with S the step time JSON gives each NAME.
 expect_step_times() {

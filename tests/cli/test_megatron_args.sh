@@ -10,11 +10,7 @@ expect_status 0 "the shipped Megatron-arguments scenario runs"
 expect_stderr_contains "megatron_gpt3_175b_distributed.sh:44:5: --rampup-batch-size: the batch ramp-up is not modelled" \
   "an unmodelled flag is a warning with its position"
 expect_stderr_contains "megatron_gpt3_175b_distributed.sh:50:5: --clip-grad:" "gradient clipping warned"
-from_script=$(step_time_of "$out" from-script)
-by_hand=$(step_time_of "$out" by-hand)
-checks=$((checks + 2))
-[ -n "$from_script" ] || fail "no step time for the strategy read from the script"
-[ "$from_script" = "$by_hand" ] || fail "the script's plan ($from_script) differs from the same plan by hand ($by_hand)"
+expect_same_step_time "$out" from-script by-hand "the script's plan is the same plan written by hand"
 
 mkdir -p bad
 cp "$SOURCE_DIR/scenarios/gpt3_175b_megatron_args.yaml" bad/

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "sim/config/config_error.hpp"
+#include "sim/config/yaml_field.hpp"
+#include "sim/plan/scenario.hpp"
 
 namespace stepsim::fuzz {
 
@@ -20,6 +22,13 @@ int read_or_refuse(const std::uint8_t* data, std::size_t size, Read&& read) {
   } catch (const config::ConfigError&) {
   }
   return 0;
+}
+
+/// The scenario of `yaml`, read on the first call (one per target: later calls return it), for
+/// targets that apply a framework's config to its strategy.
+inline const plan::Scenario& fixed_scenario(const char* yaml) {
+  static const auto sc = plan::read_scenario(config::YamlDocument::load_string(yaml, "fuzz.yaml"));
+  return sc;
 }
 
 }  // namespace stepsim::fuzz

@@ -34,7 +34,7 @@ StepResult run(const std::string& strategy, int nodes = 1, bool detail = false) 
 TEST_CASE("framework: fsdp is FULL_SHARD with BACKWARD_PRE; what it cannot be is refused at the key") {
   const auto sc = plan_test::scenario(on_nodes("{name: f, framework: fsdp}", 1));
   CHECK(sc.strategies[0].zero_stage == 3);
-  CHECK_FALSE(sc.strategies[0].fsdp_hybrid);
+  CHECK(sc.strategies[0].fsdp_shard_degree == 0);
   CHECK(sc.strategies[0].fsdp_backward_prefetch == FsdpPrefetch::backward_pre);
   CHECK_THROWS_WITH(plan_test::scenario(on_nodes("{name: f, framework: fsdp, zero_stage: 2}", 1)),
                     doctest::Contains("SHARD_GRAD_OP is not modelled yet, found zero_stage: 2"));
