@@ -1,5 +1,7 @@
 #include "sim/sweep/sweep_space.hpp"
 
+#include "sim/plan/framework_defaults.hpp"
+
 #include <algorithm>
 #include <utility>
 
@@ -47,11 +49,27 @@ std::vector<ScheduleChoice> schedule_choices(const plan::Scenario& sc, const Swe
   return out;
 }
 
-std::vector<int> zero_stages(const SweepSpace& space, int pp, int dp) {
+std::vector<int> zero_stages(const SweepSpace& space, plan::Framework framework, int pp, int dp) {
   std::vector<int> out;
-  for (int z : or_default(space.zero_stage, {0, 1, 2, 3}))
-    if ((z == 0 || dp > 1) && (z < 2 || pp == 1)) out.push_back(z);
+  for (int z : or_default(space.zero_stage, {0, 1, 2, 3})) {
+    if (!((z == 0 || dp > 1) && (z < 2 || pp == 1))) continue;
+    if (framework == plan::Framework::megatron_core && z > 1) continue;  // its distributed optimizer is ZeRO-1
+    if (framework == plan::Framework::fsdp && z != 3) continue;          // FULL_SHARD
+    out.push_back(z);
+  }
   return out;
+}
+
+// A strategy of `framework` at ZeRO stage z, with the framework's defaults (framework_defaults.hpp).
+Strategy with_framework(Strategy s, plan::Framework framework, int z) {
+  s.framework = framework;
+  s.zero_stage = z;
+  plan::apply_framework_defaults(s);
+  if (framework == plan::Framework::megatron_core) {
+    s.distributed_optimizer = z == 1;
+    s.zero_stage = 0;
+  }
+  return s;
 }
 
 std::vector<int> micro_batches(const plan::Scenario& sc, const SweepSpace& space, int dp) {
@@ -78,26 +96,27 @@ class Enumerator {
     const int gpus = sc_.cluster.gpu_count();
     const int per_server = sc_.cluster.gpus_per_server > 0 ? sc_.cluster.gpus_per_server : gpus;
     const int tp_limit = space_.allow_tp_across_servers ? gpus : std::min(per_server, gpus);
-    for (int tp : or_default(space_.tp, divisors(tp_limit)))
-      for (int pp : or_default(space_.pp, divisors(gpus / tp))) layout(tp, pp, gpus);
+    for (plan::Framework framework : or_default(space_.framework, {plan::Framework::generic}))
+      for (int tp : or_default(space_.tp, divisors(tp_limit)))
+        for (int pp : or_default(space_.pp, divisors(gpus / tp))) layout(framework, tp, pp, gpus);
     return std::move(out_);
   }
 
  private:
-  void layout(int tp, int pp, int gpus) {
-    Strategy s;
-    s.allow_tp_across_servers = space_.allow_tp_across_servers;
-    s.tp = tp;
-    s.pp = pp;
-    if (tp < 1 || pp < 1 || gpus % (tp * pp) != 0) return add(s);  // one invalid entry per bad layout
+  void layout(plan::Framework framework, int tp, int pp, int gpus) {
+    Strategy base;
+    base.allow_tp_across_servers = space_.allow_tp_across_servers;
+    base.tp = tp;
+    base.pp = pp;
+    if (tp < 1 || pp < 1 || gpus % (tp * pp) != 0) return add(with_framework(base, framework, 0));  // one invalid entry per bad layout
     const int dp = gpus / (tp * pp);
-    s.dp = dp;
-    for (int z : zero_stages(space_, pp, dp))
+    base.dp = dp;
+    for (int z : zero_stages(space_, framework, pp, dp))
       for (int mb : micro_batches(sc_, space_, dp))
         for (const ScheduleChoice& sched : schedule_choices(sc_, space_, pp))
           for (Recompute rc : or_default(space_.recompute, {Recompute::none, Recompute::selective, Recompute::full}))
             for (bool sp : sequence_parallel_choices(space_, tp)) {
-              s.zero_stage = z;
+              Strategy s = with_framework(base, framework, z);
               s.micro_batch = mb;
               s.schedule = sched.kind;
               s.v = sched.v;
@@ -130,9 +149,10 @@ class Enumerator {
 
 std::string plan_name(const Strategy& s) {
   const int dp = s.dp;
-  std::string name = "tp" + std::to_string(s.tp) + "-pp" + std::to_string(s.pp);
+  std::string name = s.framework == plan::Framework::generic ? "" : std::string(plan::to_string(s.framework)) + "-";
+  name += "tp" + std::to_string(s.tp) + "-pp" + std::to_string(s.pp);
   if (dp > 0) name += "-dp" + std::to_string(dp);
-  name += "-z" + std::to_string(s.zero_stage) + "-mb" + std::to_string(s.micro_batch);
+  name += "-z" + std::to_string(s.effective_zero_stage()) + "-mb" + std::to_string(s.micro_batch);
   if (s.pp > 1) name += std::string("-") + plan::to_string(s.schedule);
   if (s.schedule == ScheduleKind::interleaved) name += "-v" + std::to_string(s.v);
   if (s.recompute != Recompute::none) name += std::string("-") + models::to_string(s.recompute);

@@ -1,7 +1,10 @@
-// The space of parallel plans a sweep tries on one scenario: tp × pp × zero_stage × micro_batch ×
-// schedule (× v) × recompute × sequence_parallel, dp following from the GPU count. A SweepSpace
+// The space of parallel plans a sweep tries on one scenario: framework × tp × pp × zero_stage ×
+// micro_batch × schedule (× v) × recompute × sequence_parallel, dp following from the GPU count. A SweepSpace
 // narrows each field (a scenario's `sweep:` section, sweep_yaml.hpp); an empty list means "every
 // sensible value", which is:
+//   framework     generic only (a listed framework runs with its defaults, framework_defaults.hpp;
+//                 megatron-core takes zero_stage 0 and 1 as its distributed optimizer off and on,
+//                 fsdp takes zero_stage 3 only)
 //   tp            divisors of the GPUs per server (of all GPUs with allow_tp_across_servers)
 //   pp            divisors of GPUs / tp (dp = GPUs / (tp·pp))
 //   zero_stage    0–3 with pp = 1, 0–1 with pp > 1 (DeepSpeed has no ZeRO-2/3 with pipelines);
@@ -34,6 +37,7 @@ inline constexpr int kMaxChunks = 4;
 inline constexpr int kDefaultMaxMicroBatch = 8;
 
 struct SweepSpace {
+  std::vector<plan::Framework> framework;               ///< empty = generic
   std::vector<int> tp, pp, zero_stage, micro_batch, v;  ///< empty = every sensible value
   std::vector<plan::ScheduleKind> schedule;
   std::vector<plan::Recompute> recompute;
@@ -49,7 +53,8 @@ struct Candidate {
   std::string invalid_reason;   ///< ConfigError message when check_strategy rejected it
 };
 
-/// "tp2-pp2-dp2-z1-mb2-interleaved-v2-selective-sp": every field the sweep varies.
+/// "tp2-pp2-dp2-z1-mb2-interleaved-v2-selective-sp": every field the sweep varies, the framework
+/// first where it is not generic ("megatron-core-tp2-…").
 std::string plan_name(const plan::Strategy& s);
 
 /// All candidates of `space` on `scenario`, in enumeration order.

@@ -33,9 +33,15 @@ std::function<int(const Field&)> int_from(std::int64_t low, std::int64_t high) {
 SweepSpace read_sweep_space(const Field& f) {
   SweepSpace s;
   if (f.is_null()) return s;
-  f.check_keys({"tp", "pp", "zero_stage", "micro_batch", "max_micro_batch", "schedule", "v", "recompute",
+  f.check_keys({"framework", "tp", "pp", "zero_stage", "micro_batch", "max_micro_batch", "schedule", "v", "recompute",
                 "sequence_parallel", "allow_tp_across_servers"});
   constexpr std::int64_t kMax = 1 << 20;
+  if (auto x = f.optional("framework"))
+    s.framework = read_list<plan::Framework>(*x, [](const Field& item) {
+      using plan::Framework;
+      return *plan::framework_named(item.as_choice({plan::to_string(Framework::generic), plan::to_string(Framework::deepspeed),
+                                                    plan::to_string(Framework::megatron_core), plan::to_string(Framework::fsdp)}));
+    });
   if (auto x = f.optional("tp")) s.tp = read_list(*x, int_from(1, kMax));
   if (auto x = f.optional("pp")) s.pp = read_list(*x, int_from(1, kMax));
   if (auto x = f.optional("zero_stage")) s.zero_stage = read_list(*x, int_from(0, 3));
