@@ -5,6 +5,8 @@
 
 #include "sim/plan/simulate.hpp"
 #include "sim/report/result_formats.hpp"
+#include "sim/report/validation.hpp"
+#include "sim/sweep/sweep_yaml.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/cli_log.hpp"
 #include "tools/cli_report.hpp"
@@ -37,6 +39,11 @@ int run_run(const Args& args) {
                                "Simulate one training step of each strategy in a scenario.", options, positional, args);
   if (!vm) return 0;
   const auto sc = plan::load_scenario((*vm)["scenario"].as<std::string>(), sets);
+  // The sections `sweep` and `validate` read are checked here too: a typo in them would
+  // otherwise pass `run` unnoticed.
+  const auto doc = config::YamlDocument::load_file((*vm)["scenario"].as<std::string>());
+  if (doc.root().has("sweep")) sweep::read_scenario_sweep(doc);
+  if (doc.root().has("validation")) report::read_validation(doc.root());
   warn_unmodelled(sc);
   plan::SimOptions opt;
   opt.log = cli_log();

@@ -75,6 +75,12 @@ run_stepsim run inline_gpu_bad.yaml
 expect_status 2 "a bad figure in an inline GPU is bad input"
 expect_stderr "inline_gpu_bad.yaml:2:97: hardware.gpu.peak.bf16: expected a FLOP rate with a unit such as 989TFLOPS, found '156'" "positioned like gpus.yaml"
 
+# `run` checks the sections other commands read: a misspelt sweep or validation key is an error.
+printf 'sweep: {tp: [1], microbatch: [1]}\n' | cat inline_gpu.yaml - > sweep_typo.yaml
+run_stepsim run sweep_typo.yaml
+expect_status 2 "a misspelt sweep key"
+expect_stderr_contains "sweep_typo.yaml:7:18: sweep: unknown key 'microbatch'; did you mean 'micro_batch'?" "positioned at the key"
+
 # A GPU whose efficiency parameters are not fitted says so beside the results.
 run_stepsim run "$SOURCE_DIR/scenarios/llama2_7b_4xrtx4090.yaml"
 expect_stdout_contains "Caveat: RTX-4090's efficiency parameters are not fitted to measurements of it" "the not-fitted caveat"
