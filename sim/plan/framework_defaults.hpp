@@ -13,7 +13,8 @@
 //   parallelism is on (it needs it); gradients reduced in fp32 for bf16 models. A Megatron
 //   argument list (megatron_args.hpp) sets each from its own flags instead.
 // fsdp (torch.distributed.fsdp): FULL_SHARD (zero_stage 3), each transformer block its own unit,
-//   BACKWARD_PRE prefetch; fsdp_sharding: hybrid_shard shards within a server instead.
+//   BACKWARD_PRE prefetch; fsdp_sharding: hybrid_shard shards within a server instead, and
+//   shard_grad_op (zero_stage 2 written with it) keeps each layer gathered from forward to backward.
 #pragma once
 
 #include "sim/plan/strategy.hpp"

@@ -20,7 +20,9 @@ struct Point {
 };
 
 MemoryBreakdown static_states(const Build& b, int stage) {
-  const int zero = b.in.st.effective_zero_stage();
+  // FSDP's SHARD_GRAD_OP keeps parameters sharded at rest like ZeRO-3 (gathered ones are counted
+  // as they are gathered).
+  const int zero = b.in.st.shards_parameters() ? 3 : b.in.st.effective_zero_stage();
   const auto states = models::model_state_bytes(b.in.stage_params[stage], zero, b.in.shard_degree);
   MemoryBreakdown m;
   m.parameters = states.params;

@@ -13,7 +13,7 @@ bool use_symmetric(const Scenario& sc, const Strategy& st, const SimOptions& opt
   }
   // ZeRO-3 overlaps its gathers with its reduce-scatters; symmetric times each alone (see
   // tests/sim/plan/symmetric_test.cpp), so automatic keeps such plans in full fidelity.
-  return sc.faults.empty() && st.effective_zero_stage() < 3 && sc.cluster.gpu_count() > kSymmetricAboveGpus;
+  return sc.faults.empty() && !st.shards_parameters() && sc.cluster.gpu_count() > kSymmetricAboveGpus;
 }
 
 bool tp_within_servers(const Scenario& sc, const RankGrid& grid) {
@@ -55,7 +55,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
                 .schedule = make_schedule(st.schedule, st.pp, microbatches(sc, st), st.v)};
   in.symmetric = use_symmetric(sc, st, opt);
   in.large_cluster = sc.cluster.gpu_count() > kSymmetricAboveGpus;
-  in.fused = in.large_cluster && st.effective_zero_stage() < 3 && tp_within_servers(sc, in.grid);
+  in.fused = in.large_cluster && !st.shards_parameters() && tp_within_servers(sc, in.grid);
   in.cost_in = cost_inputs(sc, st);
   if (opt.hooks.instant_host) in.cost_in.host_call_ps = 0;
   in.layer = layer_cost(in.cost_in);

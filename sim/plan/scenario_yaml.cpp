@@ -105,10 +105,12 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("zero_stage"); x && s.framework == Framework::megatron_core && s.zero_stage >= 2)
     x->fail("Megatron-Core's distributed optimizer shards optimizer state only (ZeRO-1); its FSDP modes are not "
             "modelled, found zero_stage: " + std::to_string(s.zero_stage));
-  if (auto x = f.optional("zero_stage"); x && s.framework == Framework::fsdp && s.zero_stage != 3)
-    x->fail("FSDP's FULL_SHARD and HYBRID_SHARD shard parameters (zero_stage 3); SHARD_GRAD_OP is not modelled yet, "
-            "found zero_stage: " + std::to_string(s.zero_stage));
+  if (auto x = f.optional("zero_stage"); x && s.framework == Framework::fsdp && s.zero_stage < 2)
+    x->fail("FSDP shards parameters: FULL_SHARD / HYBRID_SHARD are zero_stage 3, SHARD_GRAD_OP zero_stage 2; found "
+            "zero_stage: " + std::to_string(s.zero_stage));
+  const int written_stage = s.zero_stage;
   apply_framework_defaults(s);
+  if (s.framework == Framework::fsdp && f.has("zero_stage")) s.zero_stage = written_stage;
   if (auto x = f.optional("schedule")) { s.schedule = read_schedule(*x); s.where.schedule = x->pos(); }
   if (auto x = f.optional("sequence_parallel")) s.sequence_parallel = x->as_bool();
   if (auto x = f.optional("recompute")) {
@@ -153,7 +155,10 @@ Strategy read_strategy(const Field& f, int index) {
       x->fail(std::string(key) + " is FSDP's: it needs framework: fsdp in this strategy");
   if (auto x = f.optional("fsdp_sharding")) {
     const std::string v = x->as_choice({"full_shard", "hybrid_shard", "shard_grad_op"});
-    if (v == "shard_grad_op") x->fail("SHARD_GRAD_OP (parameters kept gathered from forward to backward) is not modelled yet");
+    const int stage = v == "shard_grad_op" ? 2 : 3;
+    if (f.has("zero_stage") && s.zero_stage != stage)
+      x->fail(v + " is zero_stage " + std::to_string(stage) + "; the strategy says zero_stage " + std::to_string(s.zero_stage));
+    s.zero_stage = stage;
     s.fsdp_shard_degree = v == "hybrid_shard" ? -1 : 0;
   }
   if (auto x = f.optional("fsdp_reduce_fp32")) s.fsdp_reduce_fp32 = x->as_bool();

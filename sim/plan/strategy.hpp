@@ -21,8 +21,8 @@ enum class ScheduleKind { gpipe, one_f_one_b, interleaved, zb_h1 };
 /// (each block its own wrapped unit), re-gathered once for the block's backward, TP/PP/DP as
 /// Megatron-LM; deepspeed: its module hooks, one all-gather per submodule with parameters;
 /// megatron_core: Megatron-Core's distributed optimizer, gradient buckets and overlaps; fsdp:
-/// PyTorch FSDP (FULL_SHARD or HYBRID_SHARD, each block wrapped), its all-gathers and
-/// reduce-scatters on one NCCL communicator.
+/// PyTorch FSDP (FULL_SHARD, HYBRID_SHARD or SHARD_GRAD_OP, each block wrapped), its all-gathers
+/// and reduce-scatters on one NCCL communicator.
 enum class Framework { generic, deepspeed, megatron_core, fsdp };
 /// FSDP's BackwardPrefetch: the next unit's all-gather issued before the current unit's gradient
 /// computation (BACKWARD_PRE, the default), after it (BACKWARD_POST), or not ahead at all.
@@ -115,6 +115,11 @@ struct Strategy {
 
   /// ZeRO stage in effect: Megatron's distributed optimizer counts as stage 1.
   int effective_zero_stage() const { return (distributed_optimizer && zero_stage == 0) ? 1 : zero_stage; }
+  /// Parameters sharded at rest and all-gathered layer by layer: ZeRO-3, and FSDP's SHARD_GRAD_OP
+  /// (zero_stage 2 under framework fsdp), which keeps them gathered from forward to backward.
+  bool shards_parameters() const {
+    return effective_zero_stage() == 3 || (framework == Framework::fsdp && zero_stage == 2);
+  }
 };
 
 }  // namespace stepsim::plan

@@ -175,7 +175,7 @@ void build_embedding_sync(Build& b) {
 
 void build_gradient_sync(Build& b, int stage) {
   const int zero = b.in.st.effective_zero_stage();
-  const bool reduce = b.in.grid.dp() > 1 && zero < 3;
+  const bool reduce = b.in.grid.dp() > 1 && !b.in.st.shards_parameters();
   const auto buckets = reduce ? stage_buckets(b, stage) : std::vector<Bucket>{};
   const bool gather_in_forward = reduce && zero >= 1 && b.in.st.overlap_param_gather;
   if (gather_in_forward) overlapped_param_gathers(b, stage, buckets);

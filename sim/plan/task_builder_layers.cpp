@@ -169,7 +169,8 @@ class StageEmitter {
   }
 
   void end_backward() {
-    if (b_.in.st.effective_zero_stage() == 2 && b_.in.grid.dp() > 1 && index_ != last_pass_of_chunk(pass_.chunk)) {
+    if (b_.in.st.effective_zero_stage() == 2 && !b_.in.st.shards_parameters() && b_.in.grid.dp() > 1 &&
+        index_ != last_pass_of_chunk(pass_.chunk)) {
       // ZeRO-2 (DeepSpeed) reduce-scatters gradients at every micro-step, not only the last: one
       // collective of the chunk's gradients after each earlier backward (the last microbatch's go
       // out in buckets, task_builder_dp.cpp).
@@ -188,8 +189,10 @@ class StageEmitter {
   // block), the segments, the recompute buffer of backward, the gathers DeepSpeed repeats between
   // the recompute and the backward, and ZeRO-3's gradient reduce-scatter.
   void layer_pass(int i, int n, int layer, const std::vector<Segment>& segs, TaskCategory cat) {
-    const bool zero3 = b_.in.st.effective_zero_stage() == 3 && b_.in.shard_degree > 1;
+    const bool zero3 = b_.in.st.shards_parameters() && b_.in.shard_degree > 1;
     const bool fwd = cat == TaskCategory::forward;
+    // SHARD_GRAD_OP: gathered in the forward, kept until the layer's backward has used them.
+    const bool kept = b_.in.st.effective_zero_stage() == 2;
     const int step = fwd ? 1 : -1;
     const int base = fwd ? first_layer() : first_layer() + n - 1;
     const int ahead = fwd ? zero3_prefetch_layers(b_.in.st) : backward_prefetch_layers();
@@ -197,7 +200,7 @@ class StageEmitter {
     // computed, before their reduce-scatter (_post_backward_reshard, then _reduce_grad).
     const bool prefetch_after = !fwd && b_.in.st.framework == Framework::fsdp &&
                                 b_.in.st.fsdp_backward_prefetch == FsdpPrefetch::backward_post;
-    if (zero3) {
+    if (zero3 && (fwd || !kept)) {
       if (i == 0)
         for (int k = 0; k <= std::min(prefetch_after ? 0 : ahead, n - 1); ++k) gather(base + step * k);
       else if (!prefetch_after && i + ahead < n)
@@ -218,8 +221,9 @@ class StageEmitter {
     }
     if (recomputes) transient(-b_.in.layer.transient_bytes);
     if (zero3) {
-      for (int r : all_) b_.rec.memory({tail_[r], false, r, -gathered_total(layer), MemKind::gathered});
-      if (prefetch_after && i + 1 < n) gather(base + step * (i + 1));
+      if (!fwd || !kept)
+        for (int r : all_) b_.rec.memory({tail_[r], false, r, -gathered_total(layer), MemKind::gathered});
+      if (prefetch_after && !kept && i + 1 < n) gather(base + step * (i + 1));
       if (!fwd) reduce_gradients(layer);
     }
   }

@@ -54,7 +54,7 @@ std::vector<int> zero_stages(const SweepSpace& space, plan::Framework framework,
   for (int z : or_default(space.zero_stage, {0, 1, 2, 3})) {
     if (!((z == 0 || dp > 1) && (z < 2 || pp == 1))) continue;
     if (framework == plan::Framework::megatron_core && z > 1) continue;  // its distributed optimizer is ZeRO-1
-    if (framework == plan::Framework::fsdp && z != 3) continue;          // FULL_SHARD
+    if (framework == plan::Framework::fsdp && z < 2) continue;           // SHARD_GRAD_OP, FULL_SHARD
     out.push_back(z);
   }
   return out;
@@ -65,6 +65,7 @@ Strategy with_framework(Strategy s, plan::Framework framework, int z) {
   s.framework = framework;
   s.zero_stage = z;
   plan::apply_framework_defaults(s);
+  if (framework == plan::Framework::fsdp) s.zero_stage = z;  // SHARD_GRAD_OP or FULL_SHARD, not the default
   if (framework == plan::Framework::megatron_core) {
     s.distributed_optimizer = z == 1;
     s.zero_stage = 0;

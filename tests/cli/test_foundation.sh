@@ -61,7 +61,7 @@ expect_stderr_contains "--cases: no case 'nope'; expected default, growth, all o
 # What a plan may cost to simulate: past its event limit a step stops at its strategy.
 run_stepsim --limit events=1000 run "$SOURCE_DIR/scenarios/llama2_7b_4xa100_nvlink.yaml"
 expect_status 2 "a step past its event limit"
-expect_stderr_contains "llama2_7b_4xa100_nvlink.yaml:27:5: strategies[0]: plan 'tp2-pp2': expected at most 1,000 engine events in one simulated step" "event limit message"
+expect_stderr_contains "llama2_7b_4xa100_nvlink.yaml:22:5: strategies[0]: plan 'tp2-pp2': expected at most 1,000 engine events in one simulated step" "event limit message"
 expect_stderr_contains "found 1,001 (the run stopped there); \`stepsim --limit events=N\` raises the limit" "event limit flag"
 
 finish

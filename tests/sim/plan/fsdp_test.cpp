@@ -36,10 +36,12 @@ TEST_CASE("framework: fsdp is FULL_SHARD with BACKWARD_PRE; what it cannot be is
   CHECK(sc.strategies[0].zero_stage == 3);
   CHECK(sc.strategies[0].fsdp_shard_degree == 0);
   CHECK(sc.strategies[0].fsdp_backward_prefetch == FsdpPrefetch::backward_pre);
-  CHECK_THROWS_WITH(plan_test::scenario(on_nodes("{name: f, framework: fsdp, zero_stage: 2}", 1)),
-                    doctest::Contains("SHARD_GRAD_OP is not modelled yet, found zero_stage: 2"));
-  CHECK_THROWS_WITH(plan_test::scenario(on_nodes("{name: f, framework: fsdp, fsdp_sharding: shard_grad_op}", 1)),
-                    doctest::Contains("SHARD_GRAD_OP (parameters kept gathered from forward to backward) is not modelled yet"));
+  CHECK(plan_test::scenario(on_nodes("{name: f, framework: fsdp, fsdp_sharding: shard_grad_op}", 1)).strategies[0].zero_stage == 2);
+  CHECK(plan_test::scenario(on_nodes("{name: f, framework: fsdp, zero_stage: 2}", 1)).strategies[0].shards_parameters());
+  CHECK_THROWS_WITH(plan_test::scenario(on_nodes("{name: f, framework: fsdp, zero_stage: 1}", 1)),
+                    doctest::Contains("FSDP shards parameters: FULL_SHARD / HYBRID_SHARD are zero_stage 3, SHARD_GRAD_OP zero_stage 2"));
+  CHECK_THROWS_WITH(plan_test::scenario(on_nodes("{name: f, framework: fsdp, zero_stage: 3, fsdp_sharding: shard_grad_op}", 1)),
+                    doctest::Contains("shard_grad_op is zero_stage 2; the strategy says zero_stage 3"));
   CHECK_THROWS_WITH(plan_test::scenario(on_nodes("{name: f, zero_stage: 3, fsdp_backward_prefetch: none}", 1)),
                     doctest::Contains("fsdp_backward_prefetch is FSDP's: it needs framework: fsdp"));
   // tp 8 leaves one DP rank per server: nothing to shard within it.
@@ -64,6 +66,23 @@ TEST_CASE("on one stream, BACKWARD_POST exposes one gather per layer and no pref
   // Where collectives take a fixed time, sharing one stream costs PRE nothing over generic's two
   // (to well under one gather: the streams' order of equal-time events differs by nanoseconds).
   CHECK(std::abs(pre - run("{name: g, zero_stage: 3}").step_time_s) < 0.01 * c);
+}
+
+TEST_CASE("SHARD_GRAD_OP gathers once in the forward and keeps the parameters for the backward") {
+  // One microbatch: FULL_SHARD's backward gathers every layer again, all but the first under the
+  // layer above's gradients (c exposed, the top layer's); SHARD_GRAD_OP gathers none there, so it
+  // is c faster, and holds every layer's gathered parameters from its forward to its backward.
+  const auto sc = plan_test::scenario(on_nodes("{name: f, framework: fsdp}", 1));
+  const double p = static_cast<double>(layer_cost(cost_inputs(sc, sc.strategies[0])).params);
+  const double c = std::ceil(2 * p / kBandwidth * 1e12) * 1e-12;
+  const auto full = run("{name: f, framework: fsdp}");
+  const auto sgo = run("{name: s, framework: fsdp, fsdp_sharding: shard_grad_op}");
+  CHECK(full.step_time_s - sgo.step_time_s == doctest::Approx(c).epsilon(1e-6));
+  // At its peak SHARD_GRAD_OP holds all 8 layers (2P bytes each); FULL_SHARD at most 3 (its own,
+  // one prefetched, one being released).
+  const double extra = static_cast<double>(sgo.peak_memory_bytes - full.peak_memory_bytes);
+  CHECK(extra >= 5 * 2 * p);
+  CHECK(extra <= 8 * 2 * p);
 }
 
 TEST_CASE("HYBRID_SHARD reduce-scatters in the server and all-reduces each 1/8 shard across servers") {

@@ -117,19 +117,21 @@ training: {seq_len: 1024, global_batch: 8}
 
 TEST_CASE("a framework list repeats the space per framework, each with its own ZeRO stages") {
   // Only tp 1, pp 1 on the 4 GPUs (dp 4), mb 1 and 2, recompute none. generic: z0-3 (4) x 2 = 8;
-  // megatron-core: z0, z1 as its distributed optimizer off and on (2) x 2 = 4; fsdp: z3 only, 2.
+  // megatron-core: z0, z1 as its distributed optimizer off and on (2) x 2 = 4; fsdp: z2
+  // (SHARD_GRAD_OP) and z3 (FULL_SHARD) x 2 = 4.
   const auto sc = sweep_test::small_scenario();
   const auto plans =
       enumerate_plans(sc, space_from("sweep: {framework: [generic, megatron-core, fsdp], tp: 1, pp: 1, recompute: none}"));
-  REQUIRE(plans.size() == 14);
+  REQUIRE(plans.size() == 16);
   CHECK(plans[0].strategy.name == "tp1-pp1-dp4-z0-mb1");
   CHECK(plans[8].strategy.name == "megatron-core-tp1-pp1-dp4-z0-mb1");
   CHECK_FALSE(plans[8].strategy.distributed_optimizer);
   CHECK(plans[10].strategy.name == "megatron-core-tp1-pp1-dp4-z1-mb1");
   CHECK(plans[10].strategy.distributed_optimizer);
   CHECK(plans[10].strategy.overlap_param_gather);  // the framework's defaults
-  CHECK(plans[12].strategy.name == "fsdp-tp1-pp1-dp4-z3-mb1");
+  CHECK(plans[12].strategy.name == "fsdp-tp1-pp1-dp4-z2-mb1");
+  CHECK(plans[14].strategy.name == "fsdp-tp1-pp1-dp4-z3-mb1");
   CHECK(plans[12].strategy.framework == plan::Framework::fsdp);
-  CHECK(count_valid(plans) == 14);
+  CHECK(count_valid(plans) == 16);
   CHECK_THROWS_WITH(space_from("sweep: {framework: [torchtitan]}"), doctest::Contains("expected one of"));
 }
