@@ -185,7 +185,7 @@ class StageEmitter {
     }
   }
 
-  // One layer of a pass: ZeRO-3 gathers issued `zero_prefetch` layers ahead (none where they
+  // One layer of a pass: ZeRO-3 gathers issued zero3_prefetch_layers() ahead (none where they
   // block), the segments, the recompute buffer of backward, the gathers DeepSpeed repeats between
   // the recompute and the backward, and ZeRO-3's gradient reduce-scatter.
   void layer_pass(int i, int n, int layer, const std::vector<Segment>& segs, TaskCategory cat) {
@@ -195,11 +195,8 @@ class StageEmitter {
     const bool kept = b_.in.st.effective_zero_stage() == 2;
     const int step = fwd ? 1 : -1;
     const int base = fwd ? first_layer() : first_layer() + n - 1;
-    const int ahead = fwd ? zero3_prefetch_layers(b_.in.st) : backward_prefetch_layers();
-    // FSDP's BACKWARD_POST issues the next unit's all-gather once this one's gradients are
-    // computed, before their reduce-scatter (_post_backward_reshard, then _reduce_grad).
-    const bool prefetch_after = !fwd && b_.in.st.framework == Framework::fsdp &&
-                                b_.in.st.fsdp_backward_prefetch == FsdpPrefetch::backward_post;
+    const int ahead = zero3_prefetch_layers(b_.in.st, !fwd);
+    const bool prefetch_after = !fwd && zero3_prefetch_after_gradients(b_.in.st);
     if (zero3 && (fwd || !kept)) {
       if (i == 0)
         for (int k = 0; k <= std::min(prefetch_after ? 0 : ahead, n - 1); ++k) gather(base + step * k);
@@ -226,12 +223,6 @@ class StageEmitter {
       if (prefetch_after && !kept && i + 1 < n) gather(base + step * (i + 1));
       if (!fwd) reduce_gradients(layer);
     }
-  }
-
-  // Layers the backward gathers ahead: FSDP prefetches one unit (BACKWARD_PRE / _POST) or none.
-  int backward_prefetch_layers() const {
-    if (b_.in.st.framework != Framework::fsdp) return zero3_prefetch_layers(b_.in.st);
-    return b_.in.st.fsdp_backward_prefetch == FsdpPrefetch::none ? 0 : 1;
   }
 
   // ZeRO-3's gradient reduce-scatter of one layer; under HYBRID_SHARD over the shard group, then

@@ -29,6 +29,13 @@ std::vector<std::int64_t> zero3_backward_regathers(const Strategy& st, const std
   return out;
 }
 
-int zero3_prefetch_layers(const Strategy& st) { return st.zero3_blocking_gathers ? 0 : st.zero_prefetch; }
+int zero3_prefetch_layers(const Strategy& st, bool backward) {
+  if (backward && st.framework == Framework::fsdp) return st.fsdp_backward_prefetch == FsdpPrefetch::none ? 0 : 1;
+  return st.zero3_blocking_gathers ? 0 : st.zero_prefetch;
+}
+
+bool zero3_prefetch_after_gradients(const Strategy& st) {
+  return st.framework == Framework::fsdp && st.fsdp_backward_prefetch == FsdpPrefetch::backward_post;
+}
 
 }  // namespace stepsim::plan

@@ -34,7 +34,11 @@ std::vector<std::int64_t> zero3_gathers(const Strategy& st, const std::vector<st
 /// recompute, or without ZeRO-3.
 std::vector<std::int64_t> zero3_backward_regathers(const Strategy& st, const std::vector<std::int64_t>& gathers);
 
-/// Layers fetched ahead: zero_prefetch, or none where every gather blocks (zero3_blocking_gathers).
-int zero3_prefetch_layers(const Strategy& st);
+/// Layers fetched ahead in a forward or a backward pass: zero_prefetch, none where every gather
+/// blocks (zero3_blocking_gathers); FSDP's backward one unit (BACKWARD_PRE / _POST) or none.
+int zero3_prefetch_layers(const Strategy& st, bool backward);
+/// FSDP's BACKWARD_POST: the backward's next all-gather is issued after this layer's gradients,
+/// before their reduce-scatter (_post_backward_reshard, then _reduce_grad), not before them.
+bool zero3_prefetch_after_gradients(const Strategy& st);
 
 }  // namespace stepsim::plan

@@ -65,9 +65,23 @@ TEST_CASE("DeepSpeed's backward re-fetches a submodule when twice the later ones
 TEST_CASE("blocking gathers fetch nothing ahead") {
   Strategy s = deepspeed();
   s.zero_prefetch = 2;
-  CHECK(zero3_prefetch_layers(s) == 2);
+  CHECK(zero3_prefetch_layers(s, false) == 2);
+  CHECK(zero3_prefetch_layers(s, true) == 2);
   s.zero3_blocking_gathers = true;
-  CHECK(zero3_prefetch_layers(s) == 0);
+  CHECK(zero3_prefetch_layers(s, false) == 0);
+  // FSDP's backward prefetches one unit, whatever zero_prefetch says, or none; only POST waits
+  // for the gradients.
+  Strategy fsdp;
+  fsdp.framework = Framework::fsdp;
+  fsdp.zero_prefetch = 3;
+  CHECK(zero3_prefetch_layers(fsdp, false) == 3);
+  CHECK(zero3_prefetch_layers(fsdp, true) == 1);
+  CHECK_FALSE(zero3_prefetch_after_gradients(fsdp));
+  fsdp.fsdp_backward_prefetch = FsdpPrefetch::backward_post;
+  CHECK(zero3_prefetch_layers(fsdp, true) == 1);
+  CHECK(zero3_prefetch_after_gradients(fsdp));
+  fsdp.fsdp_backward_prefetch = FsdpPrefetch::none;
+  CHECK(zero3_prefetch_layers(fsdp, true) == 0);
 }
 
 namespace {
