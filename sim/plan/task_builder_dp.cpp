@@ -129,6 +129,14 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
 // Megatron-Core's overlapped parameter all-gathers (see the top of this file), on the stream ZeRO-3
 // gathers use: nothing else runs there under the distributed optimizer.
 void overlapped_param_gathers(Build& b, int stage, const std::vector<Bucket>& buckets) {
+  // A layer's parameters end in the bucket with the largest trigger layer ≤ it (stage_buckets
+  // fills buckets last layer first); the stream runs every earlier bucket before that one. The
+  // same for every rank of the stage: gate[layer] = that bucket's place in forward order.
+  int layers = 0;
+  for (int c = 0; c < b.in.schedule.chunks; ++c) layers += b.in.layers_of_vstage[c * b.in.grid.pp() + stage];
+  std::vector<std::size_t> gate(static_cast<std::size_t>(layers), 0);
+  for (std::size_t j = 0; j < buckets.size(); ++j)
+    for (int layer = buckets[buckets.size() - 1 - j].trigger_layer; layer < layers; ++layer) gate[layer] = j;
   for (const auto& locals : dp_groups_of_stage(b, stage)) {
     const auto group = b.in.grid.dp_group(b.global_of[locals.front()]);
     std::vector<std::vector<core::TaskId>> members_of;  // [bucket in forward order][member]
@@ -139,17 +147,10 @@ void overlapped_param_gathers(Build& b, int stage, const std::vector<Bucket>& bu
       members_of.push_back(b.collectives.add(CommClass::dp, comm::Op::all_gather, group, bytes, streams, stage));
       b.rec.record_members(members_of.back(), locals, CommClass::dp, comm::Op::all_gather, bytes, -1, -1, 0, Slot::zero);
     }
-    // A layer's parameters end in the bucket with the largest trigger layer ≤ it (stage_buckets
-    // fills buckets last layer first); the stream ran every earlier bucket before that one.
     for (std::size_t k = 0; k < locals.size(); ++k) {
       const int r = locals[k];
-      for (std::size_t layer = 0; layer < b.first_forward[r].size(); ++layer) {
-        if (!b.first_forward[r][layer]) continue;
-        std::size_t gate = 0;
-        for (std::size_t j = 0; j < members_of.size(); ++j)
-          if (buckets[buckets.size() - 1 - j].trigger_layer <= static_cast<int>(layer)) gate = j;
-        b.rec.depend(members_of[gate][k], *b.first_forward[r][layer]);
-      }
+      for (std::size_t layer = 0; layer < b.first_forward[r].size(); ++layer)
+        if (b.first_forward[r][layer]) b.rec.depend(members_of[gate[layer]][k], *b.first_forward[r][layer]);
     }
   }
 }
