@@ -20,6 +20,7 @@
 
 #include "hardware/hardware_yaml.hpp"
 #include "hardware/router.hpp"
+#include "sim/comm/calibration.hpp"
 #include "sim/comm/perf_table.hpp"
 #include "sim/config/yaml_field.hpp"
 #include "sim/plan/simulate.hpp"
@@ -72,6 +73,15 @@ CaseOutput run_collective(int nodes) {
   const auto sizes = comm::size_sweep(std::int64_t{1} << 20, std::int64_t{8} << 30, 2);
   const auto table = comm::simulate_sweep(router, comm::Op::all_reduce, gpus, sizes, comm::Algorithm::automatic);
   return {0, static_cast<double>(table.rows.size()), "sizes"};
+}
+
+// The 16-rank calibration the reliability issue times: dgx-h100 x 2 fitted to the GCP A3 Mega log
+// of tests/sim/comm/data (31 sizes, the slowest of the shipped logs to fit).
+CaseOutput run_calibration_case() {
+  const auto log = comm::read_nccl_log(std::string(STEPSIM_DATA_DIR) +
+                                       "/tests/sim/comm/data/nccl_all_reduce_2node_16xh100_gcp_a3mega_8B-8G_quoted_cmd.txt");
+  const auto result = comm::calibrate(hw::load_cluster("dgx-h100", comm::shape_for(log)), log);
+  return {0, static_cast<double>(result.after_us.size()), "sizes"};
 }
 
 CaseOutput run_sweep_case() {
@@ -132,6 +142,8 @@ std::vector<ScaleCase> cases() {
       {"collective-1024-nodes", "collective --hardware dgx-h100 --nodes 1024 --op all_reduce -b 1M -e 8G", 8192, true,
        [] { return run_collective(1024); }},
       {"sweep-7b", "sweep of scenarios/sweep_llama2_7b_dgx_a100.yaml, one thread", 8, false, run_sweep_case},
+      {"calibrate-16", "collective --calibrate on the 16-rank GCP H100 log (dgx-h100 x 2, 31 sizes)", 16, false,
+       run_calibration_case},
   };
 }
 

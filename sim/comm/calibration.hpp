@@ -1,12 +1,16 @@
-// Fitting a machine's collective parameters to a real nccl-tests log: the efficiency of the link
-// kind that bounds large messages (found by sensitivity: the one whose change moves the largest
-// size most) and the latencies that bound small ones (launch, plus the ring step latency inside a
-// server or the network step latency across servers; across servers also the other of NVLink and
-// network efficiency, and each row is matched to the algorithm that ran it, calibration.cpp). The fit minimises the squared log time
-// error over the log's rows of 64 MiB and more (calibration.cpp says why not the small ones), by
-// a pattern search in log space on estimate(), the paper model of the simulator.
+// Fitting a machine's collective parameters to a real nccl-tests log: Simple's bandwidth (the
+// efficiency of the link kind that bounds the largest size, found by sensitivity, and across
+// servers also the other of NVLink and network), and each protocol's launch and step latency
+// and the low-latency protocols' bandwidth shares, which set the small and medium sizes. Every
+// row counts: each is explained by the algorithm whose time comes closest (the log does not say
+// which NCCL ran) under the protocol the tuner would pick, and the fit (calibration_fit.hpp)
+// weighs each row's log time error by the target it is held to, with a steep penalty for
+// leaving a row further from its measurement than the uncalibrated preset did (beyond the row's
+// own spread between its out-of-place and in-place times). Rows are timed by estimate(), the paper model
+// the tuner uses.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,14 @@
 #include "sim/comm/nccl_log.hpp"
 
 namespace stepsim::comm {
+
+/// What a calibration is held to, in busbw error: every row from kCalibrationLargeRow up within
+/// kLargeRowTolerance, every smaller one within kSmallRowTolerance. Training's gradient buckets
+/// and parameter shards are large; below 1 MiB launch and step latencies dominate, and a log's
+/// own run-to-run spread there is of the order of 10 %.
+inline constexpr std::int64_t kCalibrationLargeRow = std::int64_t{1} << 20;
+inline constexpr double kLargeRowTolerance = 0.10;
+inline constexpr double kSmallRowTolerance = 0.25;
 
 struct CalibrationResult {
   hw::CommParams before;
@@ -30,6 +42,7 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log);
 double busbw_error(const NcclLogRow& row, double simulated_us);
 
 /// The per-size table of errors before and after, for the terminal.
+/// Ends with the largest error after the fit against the tolerances above.
 std::string format_calibration(const NcclLog& log, const CalibrationResult& result);
 /// The hardware YAML: `hardware` (a preset name or a file) with its comm: block replaced by the
 /// fitted values. Requires: `hardware` names a readable file or preset.

@@ -1,4 +1,5 @@
 // What calibration prints and writes: the per-size error table and the fitted hardware YAML.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -95,7 +96,23 @@ std::string format_calibration(const NcclLog& log, const CalibrationResult& r) {
                   100 * busbw_error(row, r.before_us[i]), after, 100 * busbw_error(row, r.after_us[i]));
     out << buf;
   }
-  out << "# fitted:";
+  double worst_large = 0, worst_small = 0;
+  bool any_large = false, any_small = false;
+  for (std::size_t i = 0; i < log.rows.size(); ++i) {
+    const double e = std::abs(busbw_error(log.rows[i], r.after_us[i]));
+    if (log.rows[i].size_bytes >= kCalibrationLargeRow) worst_large = std::max(worst_large, e), any_large = true;
+    else worst_small = std::max(worst_small, e), any_small = true;
+  }
+  out << "# after the fit, largest |error|:";
+  if (any_large) {
+    std::snprintf(buf, sizeof buf, " %.1f%% from 1 MiB up (target %.0f%%)", 100 * worst_large, 100 * kLargeRowTolerance);
+    out << buf << (any_small ? "," : "");
+  }
+  if (any_small) {
+    std::snprintf(buf, sizeof buf, " %.1f%% below 1 MiB (target %.0f%%)", 100 * worst_small, 100 * kSmallRowTolerance);
+    out << buf;
+  }
+  out << "\n# fitted:";
   for (const auto& name : r.fitted) out << " " << name;
   out << "\n" << comm_yaml(r.after);
   return out.str();

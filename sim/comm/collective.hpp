@@ -85,6 +85,10 @@ struct AlgorithmChoice {
 };
 AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& request);
 
+/// The protocols the tuner tries for `request`: the one it names, else Simple, LL128 (only where
+/// NCCL enables it, as choose_algorithm() says) and LL; less those its algorithm, when it names
+/// one, cannot run.
+std::vector<hw::Protocol> tuner_protocols(const hw::Router& router, const CollectiveRequest& request);
 /// The algorithms that can run this request's op on its group.
 std::vector<Algorithm> supported_algorithms(const hw::Cluster& cluster, const CollectiveRequest& request);
 

@@ -109,15 +109,6 @@ bool nvlink_inside_servers(const hw::Router& router, const std::vector<int>& gpu
   return true;
 }
 
-// The protocols the tuner tries for `req`: the one it names, else every protocol the group can run.
-std::vector<hw::Protocol> candidate_protocols(const hw::Router& router, const CollectiveRequest& req) {
-  if (req.protocol) return {*req.protocol};
-  std::vector<hw::Protocol> out;
-  for (hw::Protocol p : all_protocols())
-    if (p != hw::Protocol::ll128 || nvlink_inside_servers(router, req.gpus)) out.push_back(p);
-  return out;
-}
-
 // The most a GPU of the group can send at once: the sum of its outgoing links' rates, for the
 // fastest GPU (one pass over the links).
 double fastest_sender_bytes_per_s(const hw::Cluster& cluster, const std::vector<int>& gpus) {
@@ -154,6 +145,17 @@ PlanInput plan_input(const hw::Cluster& cluster, const CollectiveRequest& req) {
   return in;
 }
 
+std::vector<hw::Protocol> tuner_protocols(const hw::Router& router, const CollectiveRequest& req) {
+  std::vector<hw::Protocol> out;
+  const PlanInput in = plan_input(router.cluster(), req);
+  const auto algorithm = req.algorithm == Algorithm::automatic ? nullptr : make_algorithm(req.algorithm);
+  for (hw::Protocol p : req.protocol ? std::vector<hw::Protocol>{*req.protocol} : all_protocols()) {
+    if (!req.protocol && p == hw::Protocol::ll128 && !nvlink_inside_servers(router, req.gpus)) continue;
+    if (!algorithm || algorithm->supports(in, p)) out.push_back(p);
+  }
+  return out;
+}
+
 std::vector<Algorithm> supported_algorithms(const hw::Cluster& cluster, const CollectiveRequest& req) {
   const PlanInput in = plan_input(cluster, req);
   std::vector<Algorithm> out;
@@ -166,7 +168,7 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
   const auto algorithms = req.algorithm == Algorithm::automatic ? supported_algorithms(router.cluster(), req)
                                                                 : std::vector<Algorithm>{req.algorithm};
   if (algorithms.empty()) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " on this group");
-  const auto protocols = candidate_protocols(router, req);
+  const auto protocols = tuner_protocols(router, req);
   const PlanInput in = plan_input(router.cluster(), req);
   if (req.algorithm != Algorithm::automatic) make_algorithm(req.algorithm)->require(in, req.protocol);
   std::optional<AlgorithmChoice> best;
