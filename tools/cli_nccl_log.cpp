@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/config/config_error.hpp"
+
 namespace stepsim::cli {
 
 void complete_nccl_log(const po::variables_map& vm, comm::NcclLog& log) {
@@ -11,6 +13,12 @@ void complete_nccl_log(const po::variables_map& vm, comm::NcclLog& log) {
     if (!op) throw UsageError("--op: expected one of all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv, found '" +
                               vm["op"].as<std::string>() + "'");
     log.op = *op;
+  } else if (!log.op_alternatives.empty()) {
+    std::string tests = comm::to_string(log.op) + "_perf";
+    for (comm::Op alt : log.op_alternatives) tests += " or " + comm::to_string(alt) + "_perf";
+    throw config::ConfigError({log.file, log.rows.front().line, 1}, "",
+                              "expected the name of the test that wrote this table (" + tests +
+                                  "): its columns fit either alike; say which with --op");
   }
   if (!vm.count("nodes") && !vm.count("gpus")) return;
   const int nodes = vm.count("nodes") ? vm["nodes"].as<int>() : std::max(1, log.hosts);

@@ -9,7 +9,8 @@ namespace stepsim::cli {
 
 /// The op (--op, where the command has it, over the log's binary name) and, for a table without
 /// rank lines, the GPU count (--nodes, --gpus). Options that contradict the rank lines are a
-/// UsageError, not a silent choice.
+/// UsageError, and a log whose columns fit two ops alike without --op a ConfigError at its first
+/// row, not a silent choice.
 void complete_nccl_log(const po::variables_map& vm, comm::NcclLog& log);
 
 }  // namespace stepsim::cli

@@ -105,8 +105,9 @@ int run_advise(const Args& args) {
       "threads", po::value<int>()->default_value(cores), "worker threads (default: the CPU cores)")(
       "nccl-log", po::value<std::string>(),
       "this box's nccl-tests output (all_reduce_perf ...): fit its collectives first, so the TP verdict rests on it")(
+      "op", po::value<std::string>(), "with --nccl-log: the collective the log measured, where the file does not say")(
       "json", "print {best, best_zero3, best_3d, tried, fits} as JSON instead of words");
-  auto vm = parse_command_line("advise", "--hardware HW --model M --seq S --global-batch B [--gpus N] [--nodes N] [--nccl-log LOG] [--json]",
+  auto vm = parse_command_line("advise", "--hardware HW --model M --seq S --global-batch B [--gpus N] [--nodes N] [--nccl-log LOG [--op OP]] [--json]",
                                "Sweep every sensible parallel plan on this box and say which to run and why.", options,
                                {}, args);
   if (!vm) return 0;

@@ -195,8 +195,19 @@ void infer_op(const std::string& text, NcclLog& log) {
     log.op = Op::broadcast;
     return;
   }
+  // busbw/algbw (nccl-tests doc/PERFORMANCE.md): 2(n−1)/n for all-reduce, 1 for broadcast and
+  // sendrecv (a broadcast prints its root, sendrecv -1), (n−1)/n for all-gather and all-to-all
+  // alike.
   const double ratio = big.algbw_gbps > 0 ? big.busbw_gbps / big.algbw_gbps : 1.0;
-  log.op = ratio > 1.2 ? Op::all_reduce : ratio > 0.99 ? Op::broadcast : Op::all_gather;
+  if (ratio > 1.2) {
+    log.op = Op::all_reduce;
+  } else if (ratio > 0.99) {
+    log.op = big.root ? Op::send_recv : Op::broadcast;
+    if (!big.root) log.op_alternatives = {Op::send_recv};
+  } else {
+    log.op = Op::all_gather;
+    log.op_alternatives = {Op::all_to_all};
+  }
 }
 
 }  // namespace
@@ -207,14 +218,19 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& file) {
   std::optional<Layout> layout;
   std::istringstream in(text);
   std::string line;
+  int lines = 0;
   for (int number_of_line = 1; std::getline(in, line); ++number_of_line) {
+    lines = number_of_line;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::size_t start = content_start(line);
     const std::string content = line.substr(start);
     const auto t = tokens_of(line, start);
     const SourcePos pos{file, number_of_line, 0};
     read_rank_line(line, t, pos, log, hosts);
-    if (auto l = header_layout(t)) layout = l;
+    if (auto l = header_layout(t)) {
+      layout = l;
+      if (log.header_line == 0) log.header_line = number_of_line;
+    }
     if (layout && is_row(t)) log.rows.push_back(read_row(t, *layout, pos));
     if (content.rfind("# Avg bus bandwidth", 0) == 0 && t.size() >= 6) log.avg_busbw_gbps = number(t.back(), pos, "a bandwidth");
     // nccl-tests' closing verdict when a check failed: "# Out of bounds values : 108 FAILED".
@@ -223,9 +239,12 @@ NcclLog parse_nccl_log(const std::string& text, const std::string& file) {
                         "nccl-tests reports wrong results ('" + content +
                             "'): its timings cannot calibrate a machine (fix the run until it reports OK)");
   }
+  // Refusals of the whole file point at its end (nothing was found by then) or at the header.
   if (!layout)
-    throw ConfigError({file, 0, 0}, "", "no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...'");
-  if (log.rows.empty()) throw ConfigError({file, 0, 0}, "", "nccl-tests table has a header but no rows");
+    throw ConfigError({file, lines, lines > 0 ? 1 : 0}, "",
+                      "no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...' "
+                      "by the end of the file, found none in its " + std::to_string(lines) + (lines == 1 ? " line" : " lines"));
+  if (log.rows.empty()) throw ConfigError({file, log.header_line, 1}, "", "nccl-tests table has a header but no rows under it");
   log.hosts = static_cast<int>(hosts.size());
   infer_op(text, log);
   return log;
@@ -237,8 +256,8 @@ NcclLog read_nccl_log(const std::string& path) {
 
 hw::ClusterShape shape_for(const NcclLog& log) {
   if (log.ranks == 0)
-    throw ConfigError({log.file, 0, 0}, "",
-                      "no '#  Rank N ... device' lines: cannot tell how many GPUs ran (give --nodes and --gpus)");
+    throw ConfigError({log.file, log.header_line, log.header_line > 0 ? 1 : 0}, "",
+                      "no '#  Rank N ... device' lines before this table: cannot tell how many GPUs ran (give --nodes and --gpus)");
   hw::ClusterShape shape;
   shape.nodes = std::max(1, log.hosts);
   shape.gpus_per_node = log.ranks / *shape.nodes;

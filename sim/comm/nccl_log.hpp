@@ -32,11 +32,16 @@ struct NcclLogRow {
 
 struct NcclLog {
   std::string file{};
-  Op op = Op::all_reduce;          ///< from "<op>_perf" in the text, else from busbw/algbw
+  Op op = Op::all_reduce;          ///< from "<op>_perf" in the text, else from its columns
+  /// Without a binary name, the ops the columns fit exactly as well as `op` (all_gather and
+  /// alltoall have the same busbw factor; broadcast and sendrecv too where there is no root
+  /// column): a caller must be told which, not guess.
+  std::vector<Op> op_alternatives{};
   int ranks = 0;                   ///< highest "Rank N" + 1 (pasted rank lists may be trimmed); 0: no rank lines
   int hosts = 0;                   ///< distinct hosts in the rank lines
   std::string gpu_name{};          ///< as the device lines print it
   std::vector<NcclLogRow> rows{};
+  int header_line = 0;             ///< 1-based line of the (first) column header
   std::optional<double> avg_busbw_gbps{};
 };
 

@@ -2,6 +2,8 @@
 // ../shared/data/samples) and on broken pastes, whole messages included.
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "sim/comm/nccl_log.hpp"
 #include "sim/config/config_error.hpp"
 
@@ -77,8 +79,9 @@ const char* kHeader =
 
 TEST_CASE("malformed logs are ConfigErrors with file, line and column") {
   CHECK(error_of("hello\n") ==
-        "log.txt: no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...'");
-  CHECK(error_of(std::string(kHeader)) == "log.txt: nccl-tests table has a header but no rows");
+        "log.txt:1:1: no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...' "
+        "by the end of the file, found none in its 1 line");
+  CHECK(error_of(std::string(kHeader)) == "log.txt:3:1: nccl-tests table has a header but no rows under it");
   CHECK(error_of(std::string(kHeader) + "           8             2     float     sum      -1    8.9x    0.00    0.00      0\n") ==
         "log.txt:4:57: expected a time in us in an nccl-tests row, found '8.9x'");
   CHECK(error_of(std::string(kHeader) + "           8             2     float     sum\n") ==
@@ -89,7 +92,7 @@ TEST_CASE("a table pasted without its rank lines parses; its GPU count must come
   const auto log = parse_nccl_log("#       size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n8 2 float sum -1 9.0 0 0 0\n", "log.txt");
   CHECK(log.ranks == 0);
   CHECK(log.rows.size() == 1);
-  CHECK_THROWS_WITH_AS(shape_for(log), "log.txt: no '#  Rank N ... device' lines: cannot tell how many GPUs ran (give --nodes and --gpus)",
+  CHECK_THROWS_WITH_AS(shape_for(log), "log.txt:1:1: no '#  Rank N ... device' lines before this table: cannot tell how many GPUs ran (give --nodes and --gpus)",
                        config::ConfigError);
 }
 
@@ -126,9 +129,11 @@ TEST_CASE("a log indented by a markdown list reads as the same log") {
 TEST_CASE("hostile pastes: 30 KB lines, huge ranks and sizes are refused at their place (shared/reliability)") {
   // These crashed the regex-based reader (stack overflow) or threw stoi / "negative size".
   CHECK(error_of("#  Rank  0 " + std::string(30000, 'a') + "\n") ==
-        "log.txt: no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...'");
+        "log.txt:1:1: no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...' "
+        "by the end of the file, found none in its 1 line");
   CHECK(error_of("[" + std::string(30000, '1') + ",0]<stdout>: hello\n") ==
-        "log.txt: no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...'");
+        "log.txt:1:1: no nccl-tests table: expected a header line such as '#  size  count  type  redop  root  time  algbw  busbw ...' "
+        "by the end of the file, found none in its 1 line");
   const std::string rank = "#  Rank 99999999999 Group  0 Pid 1 on host device  0 [0x07] NVIDIA A100-SXM4-80GB\n";
   CHECK(error_of(rank) == "log.txt:1:9: expected a rank below 65536, found 99999999999");
   CHECK(error_of("#  Rank 65536 Group  0 Pid 1 on host device  0 [0x07] NVIDIA A100-SXM4-80GB\n") ==
@@ -153,6 +158,21 @@ TEST_CASE("without a binary name, the redop, root and count columns say which co
   CHECK(op_of("     1048576        131072     float     sum      -1    100.0   10.49    5.24      0\n") == Op::reduce_scatter);
   CHECK(op_of("     1048576        262144     float    none       0    100.0   10.49   10.49      0\n") == Op::broadcast);
   CHECK(op_of("     1048576        131072     float    none      -1    100.0   10.49    5.24      0\n") == Op::all_gather);
+  // busbw = algbw and root -1: sendrecv (a broadcast prints its root).
+  CHECK(op_of("     1048576        262144     float    none      -1    100.0   10.49   10.49      0\n") == Op::send_recv);
+}
+
+TEST_CASE("without a binary name, ops whose columns are alike are named as alternatives, not guessed") {
+  // all_gather and alltoall both have busbw = (n-1)/n algbw and print redop none, root -1.
+  const auto gather = parse_nccl_log(std::string(kHeader) + "     1048576        131072     float    none      -1    100.0   10.49    5.24      0\n", "log.txt");
+  CHECK(gather.op_alternatives == std::vector<Op>{Op::all_to_all});
+  // Named by its binary, the same table has no alternative.
+  const auto named = parse_nccl_log(std::string("# alltoall_perf -b 8 -e 1G\n") + kHeader +
+                                        "     1048576        131072     float    none      -1    100.0   10.49    5.24      0\n", "log.txt");
+  CHECK(named.op == Op::all_to_all);
+  CHECK(named.op_alternatives.empty());
+  // A broadcast with its root column has none either.
+  CHECK(parse_nccl_log(std::string(kHeader) + "     1048576        262144     float    none       0    100.0   10.49   10.49      0\n", "log.txt").op_alternatives.empty());
 }
 
 }  // namespace
