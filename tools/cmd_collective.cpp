@@ -13,6 +13,7 @@
 #include "sim/comm/calibration.hpp"
 #include "sim/comm/nccl_log.hpp"
 #include "sim/comm/perf_table.hpp"
+#include "sim/config/limits.hpp"
 #include "sim/sweep/sweep_table.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/cli_nccl_log.hpp"
@@ -114,7 +115,17 @@ int run_calibrate(const po::variables_map& vm) {
   complete_nccl_log(vm, log);
   const std::string hardware = vm["hardware"].as<std::string>();
   const hw::Cluster cluster = hw::load_cluster(hardware, comm::shape_for(log));
-  const auto result = comm::calibrate(cluster, log);
+  // The fit's iterations on stderr, only on a terminal: a 16-rank log takes tens of seconds. Its
+  // length is not known ahead (it ends when no step pays), so the line says the bound instead.
+  const bool progress = isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  const auto result = comm::calibrate(cluster, log, [&](const comm::FitProgress& p) {
+    if (!progress) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::fprintf(stderr, "\rcalibrate: fit iteration %d (at most %d), %s row estimates, objective %.3f, %.0f s\033[K", p.iteration,
+                 p.max_iterations, config::with_commas(static_cast<std::int64_t>(p.time_evaluations)).c_str(), p.objective, elapsed);
+  });
+  if (progress) std::fprintf(stderr, "\r\033[K");
   std::cout << comm::format_calibration(log, result);
   std::ofstream out(vm["output"].as<std::string>());
   out << comm::calibrated_yaml(hardware, log, result);

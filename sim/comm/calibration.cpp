@@ -177,7 +177,8 @@ std::vector<Knob> protocol_knobs(hw::Protocol p, bool multi) {
 
 }  // namespace
 
-CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
+CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log,
+                            const std::function<void(const FitProgress&)>& on_iteration) {
   CalibrationResult result{.before = cluster.comm, .after = cluster.comm};
   Bench bench(cluster);
   const bool multi = cluster.servers > 1;
@@ -225,6 +226,7 @@ CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log) {
     bench.cluster.comm = apply(x);
     return std::max(estimate_us(bench, requests[c]), 1e-6);
   };
+  problem.on_iteration = on_iteration;
   result.after = apply(fit_row_times(problem).x);
   for (const auto& k : knobs) result.fitted.push_back(k.name);
   // The table's after column: each row under the algorithm that explains it with the fitted

@@ -11,10 +11,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "hardware/cluster.hpp"
+#include "sim/comm/calibration_fit.hpp"
 #include "sim/comm/nccl_log.hpp"
 
 namespace stepsim::comm {
@@ -35,8 +37,10 @@ struct CalibrationResult {
   std::vector<double> after_us{};
 };
 
-/// Requires: the cluster has log.ranks GPUs (shape_for(log)).
-CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log);
+/// Requires: the cluster has log.ranks GPUs (shape_for(log)). `on_iteration`, if given, hears
+/// after every iteration of the fit.
+CalibrationResult calibrate(const hw::Cluster& cluster, const NcclLog& log,
+                            const std::function<void(const FitProgress&)>& on_iteration = {});
 
 /// Relative busbw error per row, (simulated − logged) / logged = logged_time / simulated_time − 1.
 double busbw_error(const NcclLogRow& row, double simulated_us);

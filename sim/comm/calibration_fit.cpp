@@ -185,6 +185,7 @@ FitResult fit_row_times(const FitProblem& problem) {
     } else {
       radius /= 4;
     }
+    if (problem.on_iteration) problem.on_iteration({iteration + 1, kMaxIterations, result.objective, result.time_evaluations});
   }
   refresh();
   result.objective = fit_objective(problem, times);

@@ -49,12 +49,21 @@ struct FitRow {
   double worse_from = std::numeric_limits<double>::infinity();
 };
 
+/// Where a fit stands after each of its iterations, for a progress line.
+struct FitProgress {
+  int iteration = 0;
+  int max_iterations = 0;
+  double objective = 0;
+  std::size_t time_evaluations = 0;
+};
+
 struct FitProblem {
   std::vector<FitParameter> parameters{};
   std::vector<FitCandidate> candidates{};  ///< every row has at least one
   std::vector<FitRow> rows{};
   /// The candidate's time in microseconds (> 0) at parameter values x.
   std::function<double(const std::vector<double>& x, std::size_t candidate)> time_us{};
+  std::function<void(const FitProgress&)> on_iteration{};  ///< optional
 };
 
 struct FitResult {
