@@ -80,7 +80,9 @@ class TorchtitanReader {
                        std::int64_t fallback) const {
     const toml::node* n = at(section, key);
     if (!n) return fallback;
-    const auto v = n->value<std::int64_t>();
+    // Only an integer node: toml++'s value<int64_t>() would convert a float, out of range
+    // undefined (a fuzzed 4e21), in range silently.
+    const auto v = n->is_integer() ? n->value<std::int64_t>() : std::nullopt;
     if (!v || *v < low || *v > high)
       fail(*n, section + "." + key, "expected an integer from " + std::to_string(low) + " to " + std::to_string(high) +
                                         ", found " + describe(*n));
@@ -103,7 +105,7 @@ class TorchtitanReader {
 
   static std::string describe(const toml::node& n) {
     if (auto s = n.value<std::string_view>()) return "'" + std::string(*s) + "'";
-    if (auto i = n.value<std::int64_t>(); i && n.is_integer()) return std::to_string(*i);
+    if (n.is_integer()) return std::to_string(*n.value<std::int64_t>());
     if (n.is_floating_point()) return std::to_string(*n.value<double>());
     if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
     return n.is_table() ? "a table" : n.is_array() ? "an array" : "a value";

@@ -103,6 +103,13 @@ TEST_CASE("a value that disagrees with the scenario, or that stepsim cannot simu
                     doctest::Contains("expected 1F1B, GPipe or Interleaved1F1B"));
   CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = \"two\"\n"),
                     doctest::Contains("t.toml:2:20: training.local_batch_size: expected an integer from 1 to 1048576, found 'two'"));
+  // A float where an integer belongs is refused, not converted: tools/fuzz found 4e21 reaching
+  // toml++'s float-to-integer cast (undefined out of range; tests/fuzz/corpus/torchtitan_config/
+  // regression-float-degree).
+  CHECK_THROWS_WITH(apply("[parallelism]\ntensor_parallel_degree = 4000000099999e9\n"),
+                    doctest::Contains("t.toml:2:26: parallelism.tensor_parallel_degree: expected an integer from 1 to"));
+  CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 2.0\n"),
+                    doctest::Contains("t.toml:2:20: training.local_batch_size: expected an integer from 1 to 1048576, found 2.000000"));
   CHECK_THROWS_WITH(apply("[training\nlocal_batch_size = 1\n"), doctest::Contains("t.toml:1:"));
   CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 1\nmixed_precision_param = \"float32\"\n"),
                     doctest::Contains("t.toml:3:25: training.mixed_precision_param: this config trains in float32"));
