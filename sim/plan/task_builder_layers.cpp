@@ -1,13 +1,15 @@
 // The passes of one pipeline stage on all its simulated ranks, in lock step (the TP ranks of a
 // stage run the same kernels, so their collectives pair up): each layer's fused compute segments,
-// the TP collectives between them on the compute stream, ZeRO-3 parameter prefetch and gradient
-// reduce-scatter, and the activation memory each pass keeps.
+// the TP collectives between them on the compute stream, when ZeRO-3 / FSDP parameters are
+// gathered and gradients reduced (the collectives themselves: stage_dp_collectives.hpp), and the
+// activation memory each pass keeps.
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <span>
 
 #include "sim/plan/host_thread.hpp"
+#include "sim/plan/stage_dp_collectives.hpp"
 #include "sim/plan/task_graph.hpp"
 #include "sim/plan/zero3_gathers.hpp"
 
@@ -18,8 +20,6 @@ class StageEmitter {
  public:
   StageEmitter(Build& b, int stage) : b_(b), stage_(stage), groups_(b.stage_tp_groups(stage)) {
     for (const auto& g : groups_) all_.insert(all_.end(), g.begin(), g.end());
-    tail_.resize(b.global_of.size());
-    pending_.resize(b.global_of.size());
     for (int r : all_) b.passes[r].resize(b.in.schedule.passes[stage].size());
     final_backward_ = last_backward_index();
   }
@@ -27,6 +27,7 @@ class StageEmitter {
   void emit(std::size_t index, const Pass& pass) {
     index_ = index;
     pass_ = pass;
+    dp_.set_pass(pass);
     vstage_ = pass.chunk * b_.in.grid.pp() + stage_;
     for (int r : all_) tail_[r] = b_.passes[r][index].start = b_.rec.engine().add_marker(b_.rec.stream(r, Slot::compute));
     const bool keeps_ahead = b_.in.cost_in.host_call_ps <= 0 || pass.kind == PassKind::weight ||
@@ -177,7 +178,7 @@ class StageEmitter {
       std::int64_t params = layer_count() * b_.in.layer.params;
       if (first_vstage()) params += b_.in.embedding.params;
       if (last_vstage()) params += b_.in.logits.params;
-      dp_collective(CommClass::dp, comm::Op::reduce_scatter, 2 * params, -1);
+      dp_.dp_collective(CommClass::dp, comm::Op::reduce_scatter, 2 * params, -1);
     }
     for (int r : all_) {
       b_.rec.memory({tail_[r], false, r, -stored_bytes(), MemKind::activations});
@@ -199,9 +200,9 @@ class StageEmitter {
     const bool prefetch_after = !fwd && zero3_prefetch_after_gradients(b_.in.st);
     if (zero3 && (fwd || !kept)) {
       if (i == 0)
-        for (int k = 0; k <= std::min(prefetch_after ? 0 : ahead, n - 1); ++k) gather(base + step * k);
+        for (int k = 0; k <= std::min(prefetch_after ? 0 : ahead, n - 1); ++k) dp_.gather(base + step * k);
       else if (!prefetch_after && i + ahead < n)
-        gather(base + step * (i + ahead));
+        dp_.gather(base + step * (i + ahead));
     }
     const bool recomputes = cat != TaskCategory::forward && b_.in.layer.transient_bytes > 0;
     if (recomputes) transient(+b_.in.layer.transient_bytes);
@@ -213,89 +214,16 @@ class StageEmitter {
     } else {
       const auto backward = std::find_if(segs.begin(), segs.end(), [](const Segment& s) { return !s.recompute; });
       segments({segs.begin(), backward}, cat, layer);
-      for (std::int64_t params : regathers) fetch(layer, 2 * params, false);
+      for (std::int64_t params : regathers) dp_.fetch(layer, 2 * params, false);
       segments({backward, segs.end()}, cat, layer);
     }
     if (recomputes) transient(-b_.in.layer.transient_bytes);
     if (zero3) {
       if (!fwd || !kept)
-        for (int r : all_) b_.rec.memory({tail_[r], false, r, -gathered_total(layer), MemKind::gathered});
-      if (prefetch_after && !kept && i + 1 < n) gather(base + step * (i + 1));
-      if (!fwd) reduce_gradients(layer);
+        for (int r : all_) b_.rec.memory({tail_[r], false, r, -dp_.gathered_total(layer), MemKind::gathered});
+      if (prefetch_after && !kept && i + 1 < n) dp_.gather(base + step * (i + 1));
+      if (!fwd) dp_.reduce_gradients(layer);
     }
-  }
-
-  // ZeRO-3's gradient reduce-scatter of one layer; under HYBRID_SHARD over the shard group, then
-  // the shard all-reduced over its replicas (FSDP's _reduce_grad: reduce_scatter_tensor in the
-  // shard group, all_reduce in the inter-node group).
-  void reduce_gradients(int layer) {
-    const bool hybrid = b_.in.shard_degree < b_.in.grid.dp();
-    dp_collective(CommClass::zero, comm::Op::reduce_scatter, all_param_bytes(layer), layer,
-                  hybrid ? Build::DpPart::shard : Build::DpPart::all);
-    if (hybrid)
-      dp_collective(CommClass::zero, comm::Op::all_reduce, all_param_bytes(layer) / b_.in.shard_degree, layer,
-                    Build::DpPart::replicas);
-  }
-
-  // The parameters fetched with `layer` beside its own: the embedding before the first, the head
-  // after the last.
-  std::int64_t extra_params(int layer) const {
-    if (b_.in.opt.hooks.skip_embedding_and_head) return 0;
-    std::int64_t p = 0;
-    if (layer == 0) p += b_.in.embedding.params;
-    if (layer == b_.in.sc.model.layers - 1) p += b_.in.logits.params;
-    return p;
-  }
-
-  // Every parameter of the layer's gradient, in bytes: what its reduce-scatter carries.
-  std::int64_t all_param_bytes(int layer) const { return b_.in.grad_bytes * (b_.in.layer.params + extra_params(layer)); }
-
-  // What the layer's all-gathers bring in (DeepSpeed leaves persistent parameters out).
-  std::int64_t gathered_total(int layer) const {
-    std::int64_t p = 0;
-    for (std::int64_t g : zero3_gathers(b_.in.st, b_.in.layer.op_params, extra_params(layer))) p += g;
-    return 2 * p;
-  }
-
-  void gather(int layer) {
-    for (std::int64_t params : zero3_gathers(b_.in.st, b_.in.layer.op_params, extra_params(layer))) fetch(layer, 2 * params, true);
-  }
-
-  // One all-gather of `bytes` for `layer`, which the layer's next compute waits for; `resident`:
-  // it adds to the gathered memory (a re-gather refills what the recompute's use released).
-  void fetch(int layer, std::int64_t bytes, bool resident) {
-    auto members = dp_collective(CommClass::zero, comm::Op::all_gather, bytes, layer, Build::DpPart::shard);
-    for (std::size_t k = 0; k < members.size(); ++k) {
-      const auto& [r, id] = members[k];
-      if (resident) b_.rec.memory({id, true, r, bytes, MemKind::gathered});
-      pending_[r].emplace_back(layer, id);
-    }
-  }
-
-  // A collective over each DP group of this stage (one per TP index), or over each of its parts
-  // (Build::dp_part), on the dp/zero stream, after the rank's current tail. FSDP runs its
-  // all-gathers and reduce-scatters on one process group, whose NCCL stream runs them in issue
-  // order, so they share the zero stream there. Returns (local rank, member) pairs.
-  std::vector<std::pair<int, core::TaskId>> dp_collective(CommClass cls, comm::Op op, std::int64_t bytes, int layer,
-                                                          Build::DpPart part = Build::DpPart::all) {
-    std::vector<std::pair<int, core::TaskId>> out;
-    const bool one_stream = cls == CommClass::zero && (op == comm::Op::all_gather || b_.in.st.framework == Framework::fsdp);
-    const Slot slot = one_stream ? Slot::zero : Slot::dp;
-    for (std::size_t t = 0; t < groups_.front().size(); ++t) {
-      std::map<std::vector<int>, std::vector<int>> locals_of;  // the part's global ranks -> its simulated members
-      for (const auto& g : groups_) locals_of[b_.dp_part(b_.global_of[g[t]], part)].push_back(g[t]);
-      for (const auto& [group, locals] : locals_of) {
-        std::vector<core::StreamId> streams;
-        for (int r : locals) streams.push_back(b_.rec.stream(r, slot));
-        auto members = b_.collectives.add(cls, op, group, bytes, streams, stage_);
-        b_.rec.record_members(members, locals, cls, op, bytes, layer, pass_.microbatch, pass_.chunk, slot);
-        for (std::size_t k = 0; k < locals.size(); ++k) {
-          b_.rec.depend(tail_[locals[k]], members[k]);
-          out.emplace_back(locals[k], members[k]);
-        }
-      }
-    }
-    return out;
   }
 
   // Recomputed activations of one layer live from the start to the end of its backward.
@@ -312,7 +240,7 @@ class StageEmitter {
           const core::TaskId t = b_.rec.compute(r, seg.compute_ps, seg.recompute ? TaskCategory::recompute : cat, layer,
                                             pass_.microbatch, pass_.chunk);
           host_.after_first_call(r, t);
-          consume_gathers(r, layer, t);
+          dp_.consume_gathers(r, layer, t);
           if (cat == TaskCategory::forward && layer >= 0) note_first_forward(r, layer, t);
           tail_[r] = t;
         }
@@ -342,19 +270,6 @@ class StageEmitter {
   void note_first_forward(int r, int layer, core::TaskId t) {
     auto& first = b_.first_forward[r][stage_layer(layer)];
     if (!first) first = t;
-  }
-
-  // The first compute of a layer waits for that layer's ZeRO-3 parameter all-gather.
-  void consume_gathers(int r, int layer, core::TaskId t) {
-    auto& list = pending_[r];
-    for (auto it = list.begin(); it != list.end();) {
-      if (it->first == layer) {
-        b_.rec.depend(it->second, t);
-        it = list.erase(it);
-      } else {
-        ++it;
-      }
-    }
   }
 
   void tp_collective(comm::Op op, int layer, Slot slot) {
@@ -397,9 +312,9 @@ class StageEmitter {
   int stage_;
   std::vector<std::vector<int>> groups_;
   std::vector<int> all_;
-  std::vector<core::TaskId> tail_;
+  std::vector<core::TaskId> tail_ = std::vector<core::TaskId>(b_.global_of.size());
   HostThread host_{b_};
-  std::vector<std::vector<std::pair<int, core::TaskId>>> pending_;  // (layer, gather member)
+  StageDpCollectives dp_{b_, stage_, groups_, tail_};
   std::size_t index_ = 0, final_backward_ = 0;
   Pass pass_;
   int vstage_ = 0;
