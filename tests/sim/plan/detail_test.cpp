@@ -27,9 +27,9 @@ TEST_CASE("a pipeline transfer is recorded as a send and a receive of one group"
   for (const auto& t : r.tasks)
     if (t.category == TaskCategory::pp_comm) ends_of_group[t.group].insert(t.op);
   CHECK(ends_of_group.size() == 16);
-  for (const auto& [group, ends] : ends_of_group) {
-    CAPTURE(group);
-    CHECK(ends == std::multiset<std::string>{"recv", "send"});
+  for (const auto& entry : ends_of_group) {
+    CAPTURE(entry.first);  // a structured binding cannot be captured by CAPTURE's lambda before C++20 in clang
+    CHECK(entry.second == std::multiset<std::string>{"recv", "send"});
   }
 }
 

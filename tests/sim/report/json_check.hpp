@@ -18,12 +18,15 @@ struct Json {
   double number = 0;
   std::string string;
   std::vector<Json> array;
-  std::vector<std::pair<std::string, Json>> object;  // in document order
+  // An object's members in document order, keys and values side by side: a std::pair holding
+  // Json would need Json complete here, which a vector of it does not.
+  std::vector<std::string> keys;
+  std::vector<Json> values;
 
   bool has(const std::string& k) const { return find(k) != nullptr; }
   const Json* find(const std::string& k) const {
-    for (const auto& [key, v] : object)
-      if (key == k) return &v;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == k) return &values[i];
     return nullptr;
   }
   const Json& operator[](const std::string& k) const {
@@ -139,7 +142,8 @@ class JsonParser {
       skip_ws();
       std::string k = string();
       expect(':');
-      v.object.emplace_back(std::move(k), value());
+      v.keys.push_back(std::move(k));
+      v.values.push_back(value());
     } while (eat(','));
     expect('}');
     return v;
