@@ -78,30 +78,28 @@ std::vector<double> lattice_times_by_step(const std::vector<LatticeRing>& rings,
   int steps = 0;
   for (const auto& r : rings) steps = std::max(steps, r.steps);
   // A step maps the arrivals and the links' free times of the step before to the next ones, the
-  // same map every step when every ring has as many steps, and it commutes with a shift of time.
-  // So once a step moves every arrival and every free time by one Δ, and the next by the same Δ,
-  // each later step is its predecessor shifted by Δ: the walk ends there and extrapolates.
+  // same map F every step when every ring has as many steps, and F(x + Δ) = F(x) + Δ. So once the
+  // state after step s is the state after step s − k shifted by one Δ, every later step is the one
+  // k before it shifted by Δ: the walk ends there and extrapolates. k > 1 is the rule on rings
+  // whose hops differ (NVLink within a server, a NIC between them): F is max-plus linear, and such
+  // a system settles into a periodic regime whose cyclicity can exceed 1 (Baccelli, Cohen, Olsder
+  // and Quadrat, "Synchronization and Linearity", 1992, ch. 3). Two steps in a row must match.
   const bool same_steps = std::all_of(rings.begin(), rings.end(), [&](const LatticeRing& r) { return r.steps == steps; });
-  std::vector<double> before(slots + used.size());
-  std::optional<double> last_shift;
-  auto state_shift = [&]() -> std::optional<double> {
-    std::optional<double> shift;
-    auto same = [&](double now, double then) {
-      const double d = now - then;
-      if (!shift) shift = d;
-      return std::abs(d - *shift) <= 1e-9 * std::abs(*shift) + 1e-6;
-    };
-    for (std::size_t k = 0; k < slots; ++k)
-      if (!same(arrived[k], before[k])) return std::nullopt;
-    for (std::size_t k = 0; k < used.size(); ++k)
-      if (!same(link_free[static_cast<std::size_t>(used[k])], before[slots + k])) return std::nullopt;
+  const std::size_t state_size = slots + used.size();
+  constexpr int kMaxPeriod = 64;
+  const int kept = same_steps ? std::min(steps, kMaxPeriod + 2) : 0;
+  std::vector<double> history(static_cast<std::size_t>(kept) * state_size);  // the last `kept` states, by step % kept
+  auto state_of = [&](int step) { return history.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(step % kept) * state_size); };
+  // Δ with state(a) = state(b) + Δ everywhere, if there is one.
+  auto uniform_shift = [&](int a, int b) -> std::optional<double> {
+    const auto x = state_of(a), y = state_of(b);
+    const double shift = x[0] - y[0];
+    for (std::size_t k = 1; k < state_size; ++k)
+      if (std::abs(x[static_cast<std::ptrdiff_t>(k)] - y[static_cast<std::ptrdiff_t>(k)] - shift) > 1e-9 * std::abs(shift) + 1e-6)
+        return std::nullopt;
     return shift;
   };
   for (int s = 0; s < steps; ++s) {
-    if (same_steps && s >= 1) {  // the state after step s − 1
-      std::copy(arrived.begin(), arrived.end(), before.begin());
-      for (std::size_t k = 0; k < used.size(); ++k) before[slots + k] = link_free[static_cast<std::size_t>(used[k])];
-    }
     for (std::size_t i = 0; i < rings.size(); ++i) {
       if (s >= rings[i].steps) continue;
       const std::size_t n = rings[i].d.size(), base = first_slot[i];
@@ -135,14 +133,26 @@ std::vector<double> lattice_times_by_step(const std::vector<LatticeRing>& rings,
       for (std::size_t slot = first_slot[i]; slot < first_slot[i + 1]; ++slot)
         arrived[slot] = std::max(done[slot], (s == 0 ? 0.0 : arrived[slot]) + rings[i].busy[slot - first_slot[i]]);
     }
-    if (!same_steps || s < 1) continue;
-    const auto shift = state_shift();
-    if (shift && last_shift && std::abs(*shift - *last_shift) <= 1e-9 * std::abs(*shift) + 1e-6) {
-      const double rest = static_cast<double>(steps - 1 - s);
-      for (double& a : arrived) a += rest * *shift;
-      break;
+    if (!same_steps || state_size == 0) continue;
+    const auto now = state_of(s);
+    std::copy(arrived.begin(), arrived.end(), now);
+    for (std::size_t k = 0; k < used.size(); ++k) now[static_cast<std::ptrdiff_t>(slots + k)] = link_free[static_cast<std::size_t>(used[k])];
+    std::optional<std::pair<int, double>> period;  // k, Δ
+    for (int k = 1; k <= kMaxPeriod && s - k - 1 >= 0 && !period; ++k) {
+      const auto shift = uniform_shift(s, s - k);
+      if (!shift) continue;
+      const auto earlier = uniform_shift(s - 1, s - 1 - k);
+      if (earlier && std::abs(*earlier - *shift) <= 1e-9 * std::abs(*shift) + 1e-6) period = {{k, *shift}};
     }
-    last_shift = shift;
+    if (!period) continue;
+    // The last step, steps − 1 = s + j, is step s − k + r shifted by Δ (j − r)/k + 1 times
+    // (r = j mod k; r = 0: step s itself, shifted j/k times).
+    const auto [k, shift] = *period;
+    const int j = steps - 1 - s, r = j % k;
+    const auto base = state_of(r == 0 ? s : s - k + r);
+    const double times = r == 0 ? j / k : (j - r) / k + 1;
+    for (std::size_t slot = 0; slot < slots; ++slot) arrived[slot] = base[static_cast<std::ptrdiff_t>(slot)] + times * shift;
+    break;
   }
   std::vector<double> out;
   for (std::size_t i = 0; i < rings.size(); ++i)
