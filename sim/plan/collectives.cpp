@@ -12,16 +12,26 @@
 //     than 0.1 % and made single-server sweeps 2-5x slower (each collective becomes a launch,
 //     flows and joins), so on NVLink the idle time stands (a choice by topology, the same at every
 //     size).
-//   * DP/ZeRO in symmetric fidelity: the time of the bucket when EVERY concurrent DP group of that
-//     stage (one per TP index) runs it at once on an idle machine (comm::concurrent_idle_time), so
-//     NIC sharing between groups is what the full cluster sees.
-//   Both caches are keyed by size, so a step with 100 identical buckets simulates one.
+// - shared: DP/ZeRO in symmetric fidelity. The time of the bucket when EVERY concurrent group of
+//   that stage and shape (one per TP index) runs it at once on an idle machine
+//   (comm::concurrent_idle_time), so NIC sharing between groups is what the full cluster sees;
+//   split into a latency part, paid alone, and a bandwidth part that is a flow on one link per
+//   group, so that collectives of one group that overlap in time (ZeRO-3's all-gather of the next
+//   layer beside the reduce-scatter of the last) share its bandwidth max-min, as their rings share
+//   the same links in full fidelity.
+// Both caches are keyed by size, so a step with 100 identical buckets simulates one.
+#include <algorithm>
 #include <cmath>
 
 #include "sim/comm/concurrent.hpp"
 #include "sim/plan/task_graph.hpp"
 
 namespace stepsim::plan {
+namespace {
+// A shared link's capacity: one byte per picosecond, so a flow's bytes are its alone-time in ps.
+constexpr double kSharedLinkBytesPerS = 1e12;
+}  // namespace
+
 std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std::vector<int>& group,
                                            std::int64_t bytes, const std::vector<core::StreamId>& streams, int stage) {
   if (const auto& bw = b_.in.opt.hooks.comm_bytes_per_s) {
@@ -29,7 +39,7 @@ std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std
     return timed(streams, free ? core::Duration{} : core::transfer_time(bytes, *bw));
   }
   if ((cls == CommClass::dp || cls == CommClass::zero) && streams.size() < group.size())
-    return timed(streams, concurrent_dp_time(op, bytes, stage, group));
+    return shared(streams, group, concurrent_dp_time(op, bytes, stage, group));
   if (cls == CommClass::tp && !leaves_nvlink(group)) return timed(streams, isolated_time(op, group, bytes));
   comm::CollectiveRequest request;
   request.op = op;
@@ -49,6 +59,20 @@ std::vector<core::TaskId> Collectives::timed(const std::vector<core::StreamId>& 
     b_.rec.engine().add_dependency(arrival, done);
   }
   for (auto h : holds) b_.rec.engine().hold_until(h, done);
+  return holds;
+}
+
+std::vector<core::TaskId> Collectives::shared(const std::vector<core::StreamId>& streams, const std::vector<int>& group,
+                                              SplitTime t) {
+  core::Engine& engine = b_.rec.engine();
+  auto [link, inserted] = shared_links_.try_emplace(group);
+  if (inserted) link->second = engine.add_link(kSharedLinkBytesPerS);
+  std::vector<core::TaskId> holds;
+  for (auto s : streams) holds.push_back(engine.add_hold(s));
+  const core::TaskId arrival = engine.arrival_marker(engine.add_group(holds));
+  const core::TaskId done = engine.add_transfer({link->second}, t.bandwidth.ps, t.latency);
+  engine.add_dependency(arrival, done);
+  for (auto h : holds) engine.hold_until(h, done);
   return holds;
 }
 
@@ -91,15 +115,27 @@ core::Duration Collectives::isolated_time(comm::Op op, const std::vector<int>& g
   return d;
 }
 
-core::Duration Collectives::concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group) {
-  const auto key = std::make_tuple(static_cast<int>(op), bytes, stage);
+Collectives::SplitTime Collectives::concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage,
+                                                      const std::vector<int>& group) {
+  // The group's shape: which DP indices it spans (all of them, a shard group, its replicas).
+  std::vector<int> dp_indices;
+  for (int g : group) dp_indices.push_back(b_.in.grid.coord(g).dp);
+  const auto key = std::make_tuple(static_cast<int>(op), bytes, stage, dp_indices);
   if (auto it = concurrent_cache_.find(key); it != concurrent_cache_.end()) return it->second;
   std::vector<std::vector<int>> groups;
-  const Coord me = b_.in.grid.coord(group.front());
-  for (int t = 0; t < b_.in.grid.tp(); ++t) groups.push_back(b_.in.grid.dp_group(b_.in.grid.rank({t, 0, me.pp})));
-  const core::Duration d = concurrent_time(groups, op, bytes);
-  concurrent_cache_[key] = d;
-  return d;
+  const int pp = b_.in.grid.coord(group.front()).pp;
+  for (int t = 0; t < b_.in.grid.tp(); ++t) {
+    std::vector<int>& same_shape = groups.emplace_back();
+    for (int d : dp_indices) same_shape.push_back(b_.in.grid.rank({t, d, pp}));
+  }
+  // Hockney's α–β model, T(n) = α + β·n, from two sizes: α = 2·T(n/2) − T(n). Where the tuner
+  // changes protocol between the two the line does not hold; α is then kept within [0, T(n)].
+  const core::Duration whole = concurrent_time(groups, op, bytes);
+  const core::Duration half = bytes >= 2 ? concurrent_time(groups, op, bytes / 2) : whole;
+  const core::Duration latency{std::clamp<std::int64_t>(2 * half.ps - whole.ps, 0, whole.ps)};
+  const SplitTime t{latency, core::Duration{whole.ps - latency.ps}};
+  concurrent_cache_[key] = t;
+  return t;
 }
 
 // All `groups` run the collective at once on an otherwise idle copy of the machine.

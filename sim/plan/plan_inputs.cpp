@@ -3,7 +3,7 @@
 namespace stepsim::plan {
 namespace {
 
-bool use_symmetric(const Scenario& sc, const Strategy& st, const SimOptions& opt) {
+bool use_symmetric(const Scenario& sc, const SimOptions& opt) {
   if (opt.fidelity == Fidelity::full) return false;
   if (opt.fidelity == Fidelity::symmetric) {
     if (!sc.faults.empty())
@@ -11,9 +11,7 @@ bool use_symmetric(const Scenario& sc, const Strategy& st, const SimOptions& opt
                                 "symmetric fidelity needs interchangeable ranks; faults break that (use --fidelity full)");
     return true;
   }
-  // ZeRO-3 overlaps its gathers with its reduce-scatters; symmetric times each alone (see
-  // tests/sim/plan/symmetric_test.cpp), so automatic keeps such plans in full fidelity.
-  return sc.faults.empty() && !st.shards_parameters() && sc.cluster.gpu_count() > kSymmetricAboveGpus;
+  return sc.faults.empty() && sc.cluster.gpu_count() > kSymmetricAboveGpus;
 }
 
 bool tp_within_servers(const Scenario& sc, const RankGrid& grid) {
@@ -53,7 +51,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
                 .opt = opt,
                 .grid = RankGrid(st.tp, st.pp, st.dp, st.rank_order),
                 .schedule = make_schedule(st.schedule, st.pp, microbatches(sc, st), st.v)};
-  in.symmetric = use_symmetric(sc, st, opt);
+  in.symmetric = use_symmetric(sc, opt);
   in.large_cluster = sc.cluster.gpu_count() > kSymmetricAboveGpus;
   in.fused = in.large_cluster && !st.shards_parameters() && tp_within_servers(sc, in.grid);
   in.cost_in = cost_inputs(sc, st);

@@ -30,14 +30,15 @@
 namespace stepsim::plan {
 
 enum class Fidelity {
-  /// symmetric above kSymmetricAboveGpus GPUs when there are no faults and no ZeRO-3, else full
+  /// symmetric above kSymmetricAboveGpus GPUs when there are no faults, else full
   automatic,
   full,       ///< every rank simulated
   /// One DP replica (all TP×PP ranks of dp index 0; with fused passes only tp index 0 of each
   /// stage, TP ranks being in lock step). DP/ZeRO collectives are timed on a scratch engine with
-  /// all concurrent DP groups of the stage, cached by size; this misses contention between two
-  /// DP-class collectives that overlap in time (ZeRO-3's gather beside its reduce-scatter) and
-  /// between DP and PP traffic. Equal to full within 0.5 % otherwise (symmetric_test.cpp).
+  /// all concurrent DP groups of the stage, cached by size, and collectives of one DP group that
+  /// overlap in time (ZeRO-3's gather beside its reduce-scatter) share that time's bandwidth
+  /// part; this misses contention between DP and PP traffic. Equal to full within 0.5 % on the
+  /// cases of symmetric_test.cpp, ZeRO-3 and FSDP included.
   symmetric,
 };
 

@@ -39,19 +39,28 @@ class Collectives {
                                 const std::vector<core::StreamId>& streams, int stage);
   /// Members that finish `d` after the group arrives (no flows).
   std::vector<core::TaskId> timed(const std::vector<core::StreamId>& streams, core::Duration d);
+  /// Time of a collective as the Hockney α–β model splits it: `latency` (α, paid alone) and
+  /// `bandwidth` (the rest, which concurrent collectives of the same group share).
+  struct SplitTime {
+    core::Duration latency, bandwidth;
+  };
   /// Time of one TP collective of `group` (in one server) on an idle machine, or the test hook's.
   core::Duration tp_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes);
 
  private:
   core::Duration isolated_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes);
-  core::Duration concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group);
+  SplitTime concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group);
+  /// Members that finish after `t.latency`, then `t.bandwidth` on the group's shared link.
+  std::vector<core::TaskId> shared(const std::vector<core::StreamId>& streams, const std::vector<int>& group, SplitTime t);
   core::Duration concurrent_time(const std::vector<std::vector<int>>& groups, comm::Op op, std::int64_t bytes);
   Build& b_;
   /// Whether any route between members of `group` uses a link other than NVLink.
   bool leaves_nvlink(const std::vector<int>& group);
   std::map<std::tuple<int, std::int64_t, std::vector<int>>, core::Duration> isolated_cache_;
   std::vector<std::int8_t> leaves_nvlink_;  // [first global rank of a TP group]: −1 unknown, 0, 1
-  std::map<std::tuple<int, std::int64_t, int>, core::Duration> concurrent_cache_;
+  std::map<std::tuple<int, std::int64_t, int, std::vector<int>>, SplitTime> concurrent_cache_;  // op, bytes, stage, DP indices
+  /// [DP/ZeRO group] -> the link its symmetric-fidelity collectives share (kSharedLinkBytesPerS).
+  std::map<std::vector<int>, core::LinkId> shared_links_;
 };
 
 class Build {
