@@ -39,15 +39,15 @@ class Collectives {
                                 const std::vector<core::StreamId>& streams, int stage);
   /// Members that finish `d` after the group arrives (no flows).
   std::vector<core::TaskId> timed(const std::vector<core::StreamId>& streams, core::Duration d);
+  /// Time of one TP collective of `group` (in one server) on an idle machine, or the test hook's.
+  core::Duration tp_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes);
+
+ private:
   /// Time of a collective as the Hockney α–β model splits it: `latency` (α, paid alone) and
   /// `bandwidth` (the rest, which concurrent collectives of the same group share).
   struct SplitTime {
     core::Duration latency, bandwidth;
   };
-  /// Time of one TP collective of `group` (in one server) on an idle machine, or the test hook's.
-  core::Duration tp_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes);
-
- private:
   core::Duration isolated_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes);
   SplitTime concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group);
   /// Members that finish after `t.latency`, then `t.bandwidth` on the group's shared link.

@@ -14,8 +14,8 @@ namespace {
 
 // `sharing` rings of `servers` × 8 hops each, seven per server on private NVLink-like links and
 // one on the server's NIC link, which all rings cross, ring r at its hop r of the server (as
-// NCCL's channels leave a server through different GPUs). The rings reach the shared NIC at
-// different points of their steps, so the walk's regime repeats every few steps, not every step.
+// NCCL's channels leave a server through different GPUs). Where the NIC's busy time sets the pace
+// the walk settles into a one-step repeat; where latency does, a longer one (the last cases).
 std::vector<LatticeRing> rings_on_servers(int servers, int sharing, int steps, std::size_t& links, double nic_latency = 5000.0) {
   std::vector<LatticeRing> rings(static_cast<std::size_t>(sharing));
   const int hops = servers * 8;
@@ -61,8 +61,8 @@ TEST_CASE("the lattice walk's early end gives the whole walk's time: rings shari
 
 TEST_CASE("the lattice walk's early end gives the whole walk's time where latency sets the pace") {
   // Once the latencies around the ring outweigh every hop's own busy time, the ring is the
-  // critical circuit of the max-plus recurrence, and the regime repeats every several steps
-  // (Baccelli et al. 1992, ch. 3): every 8 on this ring of two servers' identical blocks of 8 hops.
+  // critical circuit of the max-plus recurrence, and the regime repeats every several steps, not
+  // every step (Baccelli et al. 1992, ch. 3): the early end must find a period above 1 here.
   check_early_end_matches_the_whole_walk(2, 1, 400, 300000.0);
 }
 

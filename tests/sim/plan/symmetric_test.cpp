@@ -1,6 +1,6 @@
 // Symmetric fidelity (one DP replica simulated, DP collectives timed with every concurrent DP
-// group of the stage on a scratch engine, overlapping ones of one group sharing bandwidth) must give the full simulation's step time within 0.5 %
-// on configurations both can run.
+// group of the stage on a scratch engine, overlapping ones of one group sharing bandwidth) must
+// give the full simulation's step time within 0.5 % on configurations both can run.
 #include <doctest/doctest.h>
 
 #include "tests/sim/plan/plan_fixture.hpp"
