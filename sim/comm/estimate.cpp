@@ -51,24 +51,38 @@ core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, 
   const hw::Cluster& cluster = router.cluster();
   Paper p;
   lay_out(router, gpus, plan, p);
+  // The links the plan uses, numbered densely: a collective of a few ranks touches a few dozen
+  // of a large cluster's links, and its tables need only those.
+  std::vector<int> dense(cluster.links.size(), -1);
+  std::vector<int> used;
+  for (const auto* routes : p.routes)
+    for (const auto& r : *routes)
+      for (int l : r)
+        if (dense[static_cast<std::size_t>(l)] < 0) {
+          dense[static_cast<std::size_t>(l)] = static_cast<int>(used.size());
+          used.push_back(l);
+        }
+  std::vector<double> rate(used.size());
+  for (std::size_t u = 0; u < used.size(); ++u)
+    rate[u] = effective_bytes_per_s(cluster.links[static_cast<std::size_t>(used[u])], cluster.comm);
   // (level, link) -> bytes that level puts on the link; total bytes per link. Flat when the
   // table is small enough (tens of MB), else hashed.
-  const auto links = static_cast<std::int64_t>(cluster.links.size());
+  const auto links = static_cast<std::int64_t>(used.size());
   const std::int64_t levels = p.level.empty() ? 1 : *std::max_element(p.level.begin(), p.level.end()) + 1;
   const bool flat = levels * links <= (std::int64_t{1} << 22);
   std::vector<double> flat_load(flat ? static_cast<std::size_t>(levels * links) : 0, 0.0);
   std::unordered_map<std::int64_t, double> hashed_load;
   auto load = [&](int level, int link) -> double& {
-    const std::int64_t k = level * links + link;
+    const std::int64_t k = level * links + dense[static_cast<std::size_t>(link)];
     return flat ? flat_load[static_cast<std::size_t>(k)] : hashed_load[k];
   };
-  std::vector<double> total(cluster.links.size(), 0.0);
+  std::vector<double> total(used.size(), 0.0);
   for (std::size_t i = 0; i < plan.transfers.size(); ++i)
     for (const auto& r : *p.routes[i])
       for (int l : r) {
         const double bytes = wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i]->size());
         load(p.level[i], l) += bytes;
-        total[static_cast<std::size_t>(l)] += bytes;
+        total[static_cast<std::size_t>(dense[static_cast<std::size_t>(l)])] += bytes;
       }
   std::vector<double> finish(plan.transfers.size(), 0.0);  // seconds after launch
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
@@ -78,8 +92,7 @@ core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, 
     double busy = 0;
     for (const auto& r : *p.routes[i]) {
       double drain = 0;
-      for (int l : r)
-        drain = std::max(drain, load(p.level[i], l) / effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm));
+      for (int l : r) drain = std::max(drain, load(p.level[i], l) / rate[static_cast<std::size_t>(dense[static_cast<std::size_t>(l)])]);
       const auto latency_ps = folded[i] ? *folded[i] : transfer_latency_ps(cluster, r, t);
       busy = std::max(busy, static_cast<double>(latency_ps) * 1e-12 + drain);
     }
@@ -87,8 +100,8 @@ core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, 
   }
   // No link can carry its bytes faster than its capacity, whatever the dependency levels say.
   double end = 0;
-  for (std::size_t l = 0; l < total.size(); ++l)
-    if (total[l] > 0) end = std::max(end, total[l] / effective_bytes_per_s(cluster.links[l], cluster.comm));
+  for (std::size_t u = 0; u < total.size(); ++u)
+    if (total[u] > 0) end = std::max(end, total[u] / rate[u]);
   for (const auto& done : plan.rank_done)
     for (int t : done) end = std::max(end, finish[static_cast<std::size_t>(t)]);
   return core::picoseconds(plan.launch_latency_ps) + core::seconds(end);

@@ -109,7 +109,7 @@ core::Duration Collectives::isolated_time(comm::Op op, const std::vector<int>& g
   request.gpus = group;
   request.bytes = bytes;
   const core::Duration d = b_.in.sc.faults.links.empty() ? comm::estimate(b_.router, request)
-                                                      : concurrent_time({group}, op, bytes);
+                                                      : concurrent_time(requests_for({group}, op, bytes));
   // With link faults the estimate would not see the degraded link; a scratch engine does.
   if (b_.in.sc.faults.links.empty()) isolated_cache_[key] = d;
   return d;
@@ -128,21 +128,34 @@ Collectives::SplitTime Collectives::concurrent_dp_time(comm::Op op, std::int64_t
     std::vector<int>& same_shape = groups.emplace_back();
     for (int d : dp_indices) same_shape.push_back(b_.in.grid.rank({t, d, pp}));
   }
-  // Hockney's α–β model, T(n) = α + β·n, from two sizes: α = 2·T(n/2) − T(n). Where the tuner
-  // changes protocol between the two the line does not hold; α is then kept within [0, T(n)].
-  const core::Duration whole = concurrent_time(groups, op, bytes);
-  const core::Duration half = bytes >= 2 ? concurrent_time(groups, op, bytes / 2) : whole;
+  // Hockney's α–β model, T(n) = α + β·n, from two sizes: α = 2·T(n/2) − T(n), both under the
+  // algorithm and protocol the tuner picks at n (the line of one algorithm; tuned again at n/2 it
+  // could be a chord between two lines). α is kept within [0, T(n)].
+  std::vector<comm::CollectiveRequest> requests = requests_for(groups, op, bytes);
+  for (comm::CollectiveRequest& r : requests) {
+    const comm::AlgorithmChoice choice = comm::choose_with_estimate(b_.router, r);
+    r.algorithm = choice.algorithm;
+    r.protocol = choice.protocol;
+  }
+  const core::Duration whole = concurrent_time(requests);
+  for (comm::CollectiveRequest& r : requests) r.bytes = bytes / 2;
+  const core::Duration half = bytes >= 2 ? concurrent_time(requests) : whole;
   const core::Duration latency{std::clamp<std::int64_t>(2 * half.ps - whole.ps, 0, whole.ps)};
   const SplitTime t{latency, core::Duration{whole.ps - latency.ps}};
   concurrent_cache_[key] = t;
   return t;
 }
 
-// All `groups` run the collective at once on an otherwise idle copy of the machine.
-core::Duration Collectives::concurrent_time(const std::vector<std::vector<int>>& groups, comm::Op op, std::int64_t bytes) {
+std::vector<comm::CollectiveRequest> Collectives::requests_for(const std::vector<std::vector<int>>& groups, comm::Op op,
+                                                             std::int64_t bytes) const {
   std::vector<comm::CollectiveRequest> requests;
   for (const auto& g : groups)
     requests.push_back({.op = op, .gpus = g, .bytes = bytes, .coarse = comm::use_coarse_mode(g.size(), b_.in.large_cluster)});
+  return requests;
+}
+
+// All `requests` run at once on an otherwise idle copy of the machine.
+core::Duration Collectives::concurrent_time(const std::vector<comm::CollectiveRequest>& requests) {
   std::vector<comm::LinkScale> degraded;
   for (const auto& fault : b_.in.sc.faults.links)
     for (int link : fault.links) degraded.push_back({link, fault.bandwidth_factor});

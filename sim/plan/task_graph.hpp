@@ -52,7 +52,10 @@ class Collectives {
   SplitTime concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group);
   /// Members that finish after `t.latency`, then `t.bandwidth` on the group's shared link.
   std::vector<core::TaskId> shared(const std::vector<core::StreamId>& streams, const std::vector<int>& group, SplitTime t);
-  core::Duration concurrent_time(const std::vector<std::vector<int>>& groups, comm::Op op, std::int64_t bytes);
+  /// One request per group, for the tuner to pick (coarse as the cluster's size says).
+  std::vector<comm::CollectiveRequest> requests_for(const std::vector<std::vector<int>>& groups, comm::Op op,
+                                                   std::int64_t bytes) const;
+  core::Duration concurrent_time(const std::vector<comm::CollectiveRequest>& requests);
   Build& b_;
   /// Whether any route between members of `group` uses a link other than NVLink.
   bool leaves_nvlink(const std::vector<int>& group);
