@@ -6,6 +6,7 @@
 
 run_stepsim run "$SOURCE_DIR/scenarios/llama2_7b_8xa100_deepspeed.yaml" --json -
 expect_status 0 "the shipped DeepSpeed scenario runs"
+expect_stdout_contains '"fits"' "run --json - reports whether each strategy fits"
 expect_stdout_contains '"name":"deepspeed-zero3"' "the DeepSpeed strategy is simulated"
 expect_stderr_contains "ds_config_zero3.json:5:24: gradient_clipping: the gradient norm's pass over every gradient is not costed" \
   "an unmodelled key is a warning with its position"

@@ -7,6 +7,7 @@
 
 run_stepsim run "$SOURCE_DIR/scenarios/gpt3_175b_megatron_args.yaml" --json -
 expect_status 0 "the shipped Megatron-arguments scenario runs"
+expect_stdout_contains '"fits"' "run --json - reports whether each strategy fits"
 expect_stderr_contains "megatron_gpt3_175b_distributed.sh:44:5: --rampup-batch-size: the batch ramp-up is not modelled" \
   "an unmodelled flag is a warning with its position"
 expect_stderr_contains "megatron_gpt3_175b_distributed.sh:50:5: --clip-grad:" "gradient clipping warned"

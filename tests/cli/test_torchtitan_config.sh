@@ -7,6 +7,7 @@
 
 run_stepsim run "$SOURCE_DIR/scenarios/llama3_70b_torchtitan.yaml" --json -
 expect_status 0 "the shipped torchtitan scenario runs"
+expect_stdout_contains '"fits"' "run --json - reports whether each strategy fits"
 expect_stderr_contains "torchtitan_llama3_70b.toml:39:12: training.max_norm: the gradient norm's pass" \
   "an unmodelled key is a warning with its position"
 expect_same_step_time "$out" from-toml by-hand "the TOML's plan is the same plan written by hand"
