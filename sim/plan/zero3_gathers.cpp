@@ -5,8 +5,7 @@
 namespace stepsim::plan {
 
 std::vector<std::int64_t> zero3_gathers(const Strategy& st, const std::vector<std::int64_t>& op_params, std::int64_t extra) {
-  if (st.framework == Framework::generic)
-    return {std::accumulate(op_params.begin(), op_params.end(), extra)};
+  if (st.framework != Framework::deepspeed) return {std::accumulate(op_params.begin(), op_params.end(), extra)};
   std::vector<std::int64_t> out;
   for (std::int64_t p : op_params)
     if (p > st.zero3_persistence_threshold) out.push_back(p);

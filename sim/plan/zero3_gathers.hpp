@@ -2,8 +2,9 @@
 // backward repeats. Plain functions of the strategy and the layer's parameter counts, so each rule
 // is tested by itself (tests/sim/plan/zero3_gathers_test.cpp); task_builder_layers.cpp issues them.
 //
-// - generic (FSDP: each transformer block a wrapped unit, torch.distributed.fsdp docs): one
-//   all-gather of the whole block per pass; the backward's, recompute included, is one more.
+// - generic and fsdp (FSDP: each transformer block a wrapped unit, torch.distributed.fsdp docs;
+//   FSDP1 gathers a unit's flat parameter, FSDP2 a unit's parameters in one foreach all-gather):
+//   one all-gather of the whole block per pass; the backward's, recompute included, is one more.
 // - deepspeed (deepspeed/runtime/zero/parameter_offload.py, partitioned_param_coordinator.py): a
 //   forward pre-hook on every submodule fetches that submodule's parameters in one all-gather;
 //   parameters of at most stage3_param_persistence_threshold elements are never partitioned, so

@@ -23,12 +23,16 @@ Strategy deepspeed(Recompute recompute = Recompute::full) {
 
 }  // namespace
 
-TEST_CASE("generic fetches a layer in one all-gather; DeepSpeed per submodule, persistent ones left out") {
+TEST_CASE("generic and FSDP fetch a layer in one all-gather; DeepSpeed per submodule, persistent ones left out") {
   const std::vector<std::int64_t> ops{2'048, 3'000'000, 1'000'000, 2'048, 4'000'000, 4'000'000};
   Strategy generic;
   generic.zero_stage = 3;
   CHECK(zero3_gathers(generic, ops, 0) == std::vector<std::int64_t>{12'004'096});
   CHECK(zero3_gathers(generic, ops, 500) == std::vector<std::int64_t>{12'004'596});
+  // An FSDP unit is gathered whole, its norms too: DeepSpeed's persistence threshold is not FSDP's.
+  Strategy fsdp = generic;
+  fsdp.framework = Framework::fsdp;
+  CHECK(zero3_gathers(fsdp, ops, 500) == std::vector<std::int64_t>{12'004'596});
   // The two norms (2,048 elements) are under the 1e5 threshold; the embedding is its own gather.
   CHECK(zero3_gathers(deepspeed(), ops, 0) == std::vector<std::int64_t>{3'000'000, 1'000'000, 4'000'000, 4'000'000});
   CHECK(zero3_gathers(deepspeed(), ops, 32'000'000) ==
