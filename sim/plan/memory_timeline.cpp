@@ -2,7 +2,8 @@
 // the parameters this rank holds, under its ZeRO stage), plus the events the builders recorded:
 // stored activations of each microbatch from the end of its forward to the end of its backward
 // (or weight pass), recompute buffers during one layer's backward, gathered ZeRO-3 parameters from
-// the start of their all-gather to the end of the layer that used them. At equal times frees
+// the start of their all-gather to the end of the layer that used them, gradients FSDP accumulates
+// unsharded from their first backward to their reduce-scatter. At equal times frees
 // apply before allocations (a buffer freed as another is allocated is not counted twice).
 #include <algorithm>
 #include <cmath>
@@ -35,6 +36,7 @@ void add(MemoryBreakdown& m, MemKind k, std::int64_t delta) {
   if (k == MemKind::activations) m.activations += delta;
   if (k == MemKind::gathered) m.gathered_parameters += delta;
   if (k == MemKind::buffers) m.buffers += delta;
+  if (k == MemKind::gradients) m.gradients += delta;
 }
 
 std::string dominant(const MemoryBreakdown& m) {

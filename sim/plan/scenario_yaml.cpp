@@ -82,7 +82,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fsdp_sharding",
-                "fsdp_backward_prefetch", "fsdp_reduce_fp32", "torchtitan_config"});
+                "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -150,7 +150,7 @@ Strategy read_strategy(const Field& f, int index) {
     s.where.overlap_param_gather = x->pos();
   }
   if (auto x = f.optional("grad_reduce_in_bf16")) s.grad_reduce_in_bf16 = x->as_bool();
-  for (const char* key : {"fsdp_sharding", "fsdp_backward_prefetch", "fsdp_reduce_fp32"})
+  for (const char* key : {"fsdp_sharding", "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync"})
     if (auto x = f.optional(key); x && s.framework != Framework::fsdp)
       x->fail(std::string(key) + " is FSDP's: it needs framework: fsdp in this strategy");
   if (auto x = f.optional("fsdp_sharding")) {
@@ -162,6 +162,7 @@ Strategy read_strategy(const Field& f, int index) {
     s.fsdp_shard_degree = v == "hybrid_shard" ? -1 : 0;
   }
   if (auto x = f.optional("fsdp_reduce_fp32")) s.fsdp_reduce_fp32 = x->as_bool();
+  if (auto x = f.optional("fsdp_no_sync")) s.fsdp_no_sync = x->as_bool();
   if (auto x = f.optional("fsdp_backward_prefetch"))
     s.fsdp_backward_prefetch = *fsdp_prefetch_named(x->as_choice({to_string(FsdpPrefetch::backward_pre),
                                                                   to_string(FsdpPrefetch::backward_post),

@@ -24,13 +24,14 @@ void StageDpCollectives::fetch(int layer, std::int64_t bytes, bool resident) {
 
 // FSDP's _reduce_grad: reduce_scatter_tensor in the shard group, all_reduce in the inter-node
 // group.
-void StageDpCollectives::reduce_gradients(int layer) {
+std::vector<std::pair<int, core::TaskId>> StageDpCollectives::reduce_gradients(int layer) {
   const bool hybrid = b_.in.shard_degree < b_.in.grid.dp();
-  dp_collective(CommClass::zero, comm::Op::reduce_scatter, all_param_bytes(layer), layer,
-                hybrid ? Build::DpPart::shard : Build::DpPart::all);
+  auto scattered = dp_collective(CommClass::zero, comm::Op::reduce_scatter, gradient_bytes(layer), layer,
+                                 hybrid ? Build::DpPart::shard : Build::DpPart::all);
   if (hybrid)
-    dp_collective(CommClass::zero, comm::Op::all_reduce, all_param_bytes(layer) / b_.in.shard_degree, layer,
+    dp_collective(CommClass::zero, comm::Op::all_reduce, gradient_bytes(layer) / b_.in.shard_degree, layer,
                   Build::DpPart::replicas);
+  return scattered;
 }
 
 // FSDP runs its all-gathers and reduce-scatters on one process group, whose NCCL stream runs them
@@ -85,8 +86,7 @@ std::int64_t StageDpCollectives::extra_params(int layer) const {
   return p;
 }
 
-// Every parameter of the layer's gradient, in bytes: what its reduce-scatter carries.
-std::int64_t StageDpCollectives::all_param_bytes(int layer) const {
+std::int64_t StageDpCollectives::gradient_bytes(int layer) const {
   return b_.in.grad_bytes * (b_.in.layer.params + extra_params(layer));
 }
 

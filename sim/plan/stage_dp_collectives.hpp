@@ -28,8 +28,8 @@ class StageDpCollectives {
   /// it adds to the gathered memory (a re-gather refills what the recompute's use released).
   void fetch(int layer, std::int64_t bytes, bool resident);
   /// ZeRO-3's gradient reduce-scatter of one layer; under HYBRID_SHARD over the shard group, then
-  /// the shard all-reduced over its replicas.
-  void reduce_gradients(int layer);
+  /// the shard all-reduced over its replicas. Returns the reduce-scatter's (local rank, member) pairs.
+  std::vector<std::pair<int, core::TaskId>> reduce_gradients(int layer);
   /// A collective over each DP group of the stage (one per TP index), or over each of its parts
   /// (Build::dp_part), on the dp or zero stream. Returns (local rank, member) pairs.
   std::vector<std::pair<int, core::TaskId>> dp_collective(CommClass cls, comm::Op op, std::int64_t bytes, int layer,
@@ -38,10 +38,11 @@ class StageDpCollectives {
   void consume_gathers(int r, int layer, core::TaskId t);
   /// What the layer's all-gathers bring in, in bytes (DeepSpeed leaves persistent parameters out).
   std::int64_t gathered_total(int layer) const;
+  /// Every parameter of the layer's gradient, in bytes: what its reduce-scatter carries.
+  std::int64_t gradient_bytes(int layer) const;
 
  private:
   std::int64_t extra_params(int layer) const;
-  std::int64_t all_param_bytes(int layer) const;
 
   Build& b_;
   int stage_;

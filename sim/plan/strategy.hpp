@@ -107,6 +107,9 @@ struct Strategy {
   /// (torchtitan's mixed_precision_reduce default).
   bool fsdp_reduce_fp32 = false;
   FsdpPrefetch fsdp_backward_prefetch = FsdpPrefetch::backward_pre;  ///< torch's default
+  /// FSDP's no_sync() around every microbatch but the last (FSDP1 docs, "no_sync"): gradients
+  /// accumulate unsharded and are reduce-scattered in the last microbatch's backward only.
+  bool fsdp_no_sync = false;
   bool allow_tp_across_servers = false;
   /// FlashAttention (Dao 2023) for the attention core; false = Megatron-LM's 2022 path (batched
   /// GEMMs + fused softmax), as in Korthikanti et al. 2022's measurements.
@@ -119,6 +122,20 @@ struct Strategy {
   /// (zero_stage 2 under framework fsdp), which keeps them gathered from forward to backward.
   bool shards_parameters() const {
     return effective_zero_stage() == 3 || (framework == Framework::fsdp && zero_stage == 2);
+  }
+  /// FSDP that reduces each unit's gradients once per step, not once per microbatch: under
+  /// fsdp_no_sync, and in every pipeline stage, which torch.distributed.pipelining runs with
+  /// set_requires_gradient_sync(False) until the stage's last backward, then reduces every unit
+  /// (stage.py, backward_maybe_with_nosync).
+  bool fsdp_defers_gradient_reduction() const {
+    return framework == Framework::fsdp && shards_parameters() && (pp > 1 || fsdp_no_sync);
+  }
+  /// FSDP parameters gathered once per step and kept across microbatches: in a pipeline stage
+  /// (torchtitan's reshard_after_forward = not pp_enabled, and the stage's
+  /// set_reshard_after_backward(False)), and SHARD_GRAD_OP under no_sync, which keeps them
+  /// unsharded after a backward that does not sync (FSDP1's _should_free_in_backward).
+  bool fsdp_keeps_gathered() const {
+    return framework == Framework::fsdp && shards_parameters() && (pp > 1 || (fsdp_no_sync && zero_stage == 2));
   }
 };
 

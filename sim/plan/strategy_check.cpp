@@ -61,11 +61,12 @@ void check_pipeline(const Scenario& sc, Strategy& s) {
     fail(s.where.schedule, s, "schedule", "interleaved needs the microbatches per step (" + std::to_string(m) +
                                               ") to be a multiple of pp = " + std::to_string(s.pp) +
                                               " (Megatron-LM's requirement)");
-  if (s.effective_zero_stage() >= 2 && s.pp > 1)
+  // DeepSpeed's PipelineEngine asserts ZeRO-2/3 away (pipe/engine.py); FSDP stages run under
+  // torch.distributed.pipelining, as torchtitan runs them (Strategy::fsdp_keeps_gathered).
+  if (s.effective_zero_stage() >= 2 && s.pp > 1 && s.framework != Framework::fsdp)
     fail(s.where.zero_stage, s, "zero_stage",
          "ZeRO stage " + std::to_string(s.zero_stage) + " with pipeline parallelism (pp = " + std::to_string(s.pp) +
-             ") is not supported by " + (s.framework == Framework::fsdp ? "PyTorch FSDP" : "DeepSpeed") +
-             "; use zero_stage 0 or 1");
+             ") is not supported by DeepSpeed; use zero_stage 0 or 1, or framework: fsdp");
 }
 
 void check_tp_placement(const Scenario& sc, const Strategy& s) {

@@ -184,6 +184,18 @@ class StageEmitter {
       b_.rec.memory({tail_[r], false, r, -stored_bytes(), MemKind::activations});
       if (index_ == final_backward_) b_.backward_end[r] = tail_[r];
     }
+    if (b_.in.shard_degree > 1 && index_ == last_pass_of_chunk(pass_.chunk)) {
+      // torch.distributed.pipelining after the stage's last backward (stage.py,
+      // backward_maybe_with_nosync): post_backward() of every FSDP unit in the order of its states
+      // (the modules' forward order) reduces its gradients and reshards its parameters.
+      const bool reduce = b_.in.st.fsdp_defers_gradient_reduction() && b_.in.grid.pp() > 1;
+      for (int i = 0; i < layer_count(); ++i) {
+        const int layer = first_layer() + i;
+        if (reduce) reduce_accumulated(layer);
+        if (b_.in.st.fsdp_keeps_gathered())
+          for (int r : all_) b_.rec.memory({tail_[r], false, r, -dp_.gathered_total(layer), MemKind::gathered});
+      }
+    }
   }
 
   // One layer of a pass: ZeRO-3 gathers issued zero3_prefetch_layers() ahead (none where they
@@ -194,11 +206,15 @@ class StageEmitter {
     const bool fwd = cat == TaskCategory::forward;
     // SHARD_GRAD_OP: gathered in the forward, kept until the layer's backward has used them.
     const bool kept = b_.in.st.effective_zero_stage() == 2;
+    // Kept across microbatches: gathered in the chunk's first forward only, released after its
+    // gradients are reduced (end_backward).
+    const bool kept_across = b_.in.st.fsdp_keeps_gathered();
+    const bool gathers = !kept_across || (fwd && index_ == first_pass_of_chunk(PassKind::forward, pass_.chunk));
     const int step = fwd ? 1 : -1;
     const int base = fwd ? first_layer() : first_layer() + n - 1;
     const int ahead = zero3_prefetch_layers(b_.in.st, !fwd);
     const bool prefetch_after = !fwd && zero3_prefetch_after_gradients(b_.in.st);
-    if (zero3 && (fwd || !kept)) {
+    if (zero3 && (fwd || !kept) && gathers) {
       if (i == 0)
         for (int k = 0; k <= std::min(prefetch_after ? 0 : ahead, n - 1); ++k) dp_.gather(base + step * k);
       else if (!prefetch_after && i + ahead < n)
@@ -206,7 +222,7 @@ class StageEmitter {
     }
     const bool recomputes = cat != TaskCategory::forward && b_.in.layer.transient_bytes > 0;
     if (recomputes) transient(+b_.in.layer.transient_bytes);
-    const auto regathers = zero3 && cat != TaskCategory::forward
+    const auto regathers = zero3 && cat != TaskCategory::forward && !kept_across
                                ? zero3_backward_regathers(b_.in.st, zero3_gathers(b_.in.st, b_.in.layer.op_params, 0))
                                : std::vector<std::int64_t>{};
     if (regathers.empty()) {
@@ -219,11 +235,31 @@ class StageEmitter {
     }
     if (recomputes) transient(-b_.in.layer.transient_bytes);
     if (zero3) {
-      if (!fwd || !kept)
+      if (!kept_across && (!fwd || !kept))
         for (int r : all_) b_.rec.memory({tail_[r], false, r, -dp_.gathered_total(layer), MemKind::gathered});
-      if (prefetch_after && !kept && i + 1 < n) dp_.gather(base + step * (i + 1));
-      if (!fwd) dp_.reduce_gradients(layer);
+      if (prefetch_after && !kept && !kept_across && i + 1 < n) dp_.gather(base + step * (i + 1));
+      if (!fwd) backward_gradients(layer);
     }
+  }
+
+  // ZeRO-3 / FSDP gradients of `layer` after its backward: reduce-scattered now, or, where FSDP
+  // defers the reduction, accumulated unsharded from the chunk's first backward and reduced in
+  // its last one (no_sync) or after it (a pipeline stage: end_backward).
+  void backward_gradients(int layer) {
+    if (!b_.in.st.fsdp_defers_gradient_reduction()) {
+      dp_.reduce_gradients(layer);
+      return;
+    }
+    if (index_ == first_pass_of_chunk(PassKind::backward, pass_.chunk))
+      for (int r : all_) b_.rec.memory({tail_[r], false, r, dp_.gradient_bytes(layer), MemKind::gradients});
+    if (b_.in.grid.pp() == 1 && index_ == last_pass_of_chunk(pass_.chunk)) reduce_accumulated(layer);
+  }
+
+  // The reduction of gradients accumulated unsharded, which frees them as it ends. They are kept
+  // in the reduce dtype, as FSDP2 does (FSDPParam.to_accumulated_grad_if_needed).
+  void reduce_accumulated(int layer) {
+    for (const auto& [r, member] : dp_.reduce_gradients(layer))
+      b_.rec.memory({member, false, r, -dp_.gradient_bytes(layer), MemKind::gradients});
   }
 
   // Recomputed activations of one layer live from the start to the end of its backward.
@@ -298,6 +334,13 @@ class StageEmitter {
     for (std::size_t i = 0; i < list.size(); ++i)
       if (list[i].kind == k && list[i].chunk == chunk) last = i;
     return last;
+  }
+
+  std::size_t first_pass_of_chunk(PassKind kind, int chunk) const {
+    const auto& list = b_.in.schedule.passes[stage_];
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (list[i].kind == kind && list[i].chunk == chunk) return i;
+    return list.size();
   }
 
   std::size_t last_backward_index() const {

@@ -29,7 +29,9 @@ namespace stepsim::plan {
 enum class Slot : std::uint8_t { compute, dp, zero, send_next, send_prev, recv_prev, recv_next, tp, host };
 inline constexpr int kSlots = 9;
 
-enum class MemKind : std::uint8_t { activations, gathered, buffers };
+/// What a memory event holds: stored activations, gathered ZeRO-3 parameters, recompute buffers,
+/// or gradients accumulated unsharded across microbatches (FSDP's deferred reduction).
+enum class MemKind : std::uint8_t { activations, gathered, buffers, gradients };
 
 enum class CommClass : std::uint8_t { tp, pp, dp, zero };
 CommClass class_of(TaskCategory c);

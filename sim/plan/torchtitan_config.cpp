@@ -139,14 +139,28 @@ class TorchtitanReader {
     s_.where.dp = shard_node ? pos_of(*shard_node) : s_.where.dp;
     s_.zero_stage = shard > 1 ? 3 : 0;
     s_.fsdp_shard_degree = shard > 1 && replicate > 1 ? static_cast<int>(shard) : 0;
-    if (s_.zero_stage == 3 && s_.pp > 1)
-      fail(*at("parallelism", "pipeline_parallel_degree"), "parallelism.pipeline_parallel_degree",
-           "FSDP with pipeline parallelism (torchtitan keeps pipeline stages' parameters gathered across microbatches) "
-           "is not modelled yet; expected data_parallel_shard_degree 1 with pipeline_parallel_degree > 1");
+    read_reshard_policy();
     if (s_.pp > 1) read_schedule();
     if (flag("parallelism", "enable_async_tensor_parallel"))
       note(*at("parallelism", "enable_async_tensor_parallel"), "parallelism.enable_async_tensor_parallel",
            "async TP is not modelled: TP collectives are costed as torchtitan's plain TP runs them");
+  }
+
+  // apply_fsdp (torchtitan/models/llama3/infra/parallelize.py): reshard_after_forward is True for
+  // "always", False for "never", and `not pp_enabled` for "default". Kept gathered from forward to
+  // backward without PP is SHARD_GRAD_OP (zero_stage 2 under fsdp); with PP the stage keeps them
+  // across microbatches as well (Strategy::fsdp_keeps_gathered).
+  void read_reshard_policy() {
+    const std::string policy = text("parallelism", "fsdp_reshard_after_forward", "default");
+    const toml::node* n = at("parallelism", "fsdp_reshard_after_forward");
+    if (policy != "default" && policy != "always" && policy != "never")
+      fail(*n, "parallelism.fsdp_reshard_after_forward", "expected default, always or never, found '" + policy + "'");
+    if (s_.zero_stage != 3) return;
+    if (policy == "never" && s_.pp == 1) s_.zero_stage = 2;
+    if (policy == "always" && s_.pp > 1)
+      fail(*n, "parallelism.fsdp_reshard_after_forward",
+           "resharding after every forward of a pipeline stage (which then keeps its parameters after the backward) "
+           "is not modelled; expected default or never with pipeline_parallel_degree > 1");
   }
 
   void read_schedule() {

@@ -52,7 +52,9 @@ std::vector<ScheduleChoice> schedule_choices(const plan::Scenario& sc, const Swe
 std::vector<int> zero_stages(const SweepSpace& space, plan::Framework framework, int pp, int dp) {
   std::vector<int> out;
   for (int z : or_default(space.zero_stage, {0, 1, 2, 3})) {
-    if (!((z == 0 || dp > 1) && (z < 2 || pp == 1))) continue;
+    if (z > 0 && dp == 1) continue;
+    // ZeRO-2/3 beside PP only as FSDP runs it (plan::check_pipeline says why).
+    if (z >= 2 && pp > 1 && framework != plan::Framework::fsdp) continue;
     if (framework == plan::Framework::megatron_core && z > 1) continue;  // its distributed optimizer is ZeRO-1
     if (framework == plan::Framework::fsdp && z < 2) continue;           // SHARD_GRAD_OP, FULL_SHARD
     out.push_back(z);

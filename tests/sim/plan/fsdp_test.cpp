@@ -102,3 +102,77 @@ TEST_CASE("HYBRID_SHARD reduce-scatters in the server and all-reduces each 1/8 s
   for (const auto& t : full.tasks) CHECK_FALSE((t.category == TaskCategory::zero_comm && t.op == "all_reduce"));
   CHECK(hybrid.peak_memory_bytes > full.peak_memory_bytes);
 }
+
+namespace {
+
+StepResult run_batch(const std::string& strategy, int global_batch) {
+  auto sc = plan_test::scenario(plan_test::small_gpt_on_nodes(strategy, 1, global_batch));
+  sc.cluster.gpu.comm_slowdown = 0;
+  SimOptions opt = plan_test::ideal_network(kBandwidth);
+  opt.detail = true;
+  return simulate(sc, sc.strategies[0], opt);
+}
+
+int count(const StepResult& r, int rank, const std::string& op) {
+  int n = 0;
+  for (const auto& t : r.tasks) n += t.rank == rank && t.category == TaskCategory::zero_comm && t.op == op;
+  return n;
+}
+
+double layer_params(const std::string& strategy) {
+  const auto sc = plan_test::scenario(plan_test::small_gpt_on_nodes(strategy, 1, 8));
+  return static_cast<double>(layer_cost(cost_inputs(sc, sc.strategies[0])).params);
+}
+
+}  // namespace
+
+TEST_CASE("an FSDP pipeline stage gathers once per step and reduce-scatters every layer after its last backward") {
+  // pp 2, dp 4, 4 microbatches: each stage holds 4 of the 8 layers. torch.distributed.pipelining
+  // keeps a stage's parameters unsharded and its gradients unreduced until the stage's last
+  // backward, so rank 0 all-gathers each of its 4 layers once (not 4 · 2 times) and
+  // reduce-scatters each once, all after its last backward compute.
+  const std::string st = "{name: p, framework: fsdp, pp: 2}";
+  const auto r = run_batch(st, 16);
+  CHECK(count(r, 0, "all_gather") == 4);
+  CHECK(count(r, 0, "reduce_scatter") == 4);
+  std::int64_t last_backward = 0, first_scatter = -1;
+  for (const auto& t : r.tasks) {
+    if (t.rank != 0) continue;
+    if (t.category == TaskCategory::backward_input || t.category == TaskCategory::recompute)
+      last_backward = std::max(last_backward, t.end_ps);
+    if (t.category == TaskCategory::zero_comm && t.op == "reduce_scatter" && (first_scatter < 0 || t.start_ps < first_scatter))
+      first_scatter = t.start_ps;
+  }
+  CHECK(first_scatter >= last_backward);
+  // At the peak the stage holds its 4 layers gathered (2P bytes each, bf16) and their gradients
+  // unsharded (2P each): at least 4 · 2P of each beyond ZeRO-3's shards.
+  const double p = layer_params(st);
+  CHECK(static_cast<double>(r.memory_at_peak.gathered_parameters) >= 4 * 2 * p);
+  CHECK(static_cast<double>(r.memory_at_peak.gradients) >= 4 * 2 * p);
+  // DeepSpeed's pipeline engine refuses ZeRO-2/3; FSDP is the framework that runs it.
+  const auto ds = plan_test::scenario(plan_test::small_gpt_on_nodes("{name: d, zero_stage: 3, pp: 2}", 1, 16));
+  CHECK_THROWS_WITH(check_strategy(ds, ds.strategies[0]),
+                    doctest::Contains("is not supported by DeepSpeed; use zero_stage 0 or 1, or framework: fsdp"));
+}
+
+TEST_CASE("FSDP's no_sync reduce-scatters once per step; SHARD_GRAD_OP under it also gathers once") {
+  // dp 8, 4 microbatches, 8 layers. Without no_sync every microbatch's backward reduce-scatters
+  // every layer (32); with it only the last does (8), and the gradients stay unsharded meanwhile
+  // (8 layers · 2P bytes from the second microbatch on). FULL_SHARD still gathers as often;
+  // SHARD_GRAD_OP keeps its parameters unsharded after a backward that does not sync, so it
+  // gathers each layer once.
+  const std::string plain = "{name: f, framework: fsdp}", nosync = "{name: n, framework: fsdp, fsdp_no_sync: true}";
+  const auto f = run_batch(plain, 32), n = run_batch(nosync, 32);
+  CHECK(count(f, 0, "reduce_scatter") == 32);
+  CHECK(count(n, 0, "reduce_scatter") == 8);
+  CHECK(count(n, 0, "all_gather") == count(f, 0, "all_gather"));
+  const double p = layer_params(plain);
+  CHECK(static_cast<double>(n.memory_at_peak.gradients - f.memory_at_peak.gradients) >= 7 * 2 * p);
+  const auto sgo = run_batch("{name: s, framework: fsdp, fsdp_sharding: shard_grad_op, fsdp_no_sync: true}", 32);
+  CHECK(count(sgo, 0, "all_gather") == 8);
+  CHECK(count(sgo, 0, "reduce_scatter") == 8);
+  // One microbatch: nothing to defer, the same step as without no_sync.
+  CHECK(run_batch(nosync, 8).step_time_s == doctest::Approx(run_batch(plain, 8).step_time_s).epsilon(1e-9));
+  CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt_on_nodes("{name: g, zero_stage: 3, fsdp_no_sync: true}", 1, 8)),
+                    doctest::Contains("fsdp_no_sync is FSDP's: it needs framework: fsdp"));
+}

@@ -67,6 +67,16 @@ TEST_CASE("the modelled keys land in the strategy: FSDP2 over the shard degree, 
   CHECK(pp.schedule == ScheduleKind::interleaved);
   CHECK(pp.v == 2);  // 32 layers / 2 per stage = 16 stages over 8 ranks
   CHECK(pp.micro_batch == 2);
+  // FSDP2 with PP, as torchtitan runs it: kept gathered across microbatches, gradients reduced
+  // after each stage's last backward. Without PP, "never" keeps them from forward to backward.
+  const Strategy fsdp_pp = apply("[training]\nlocal_batch_size = 4\n[parallelism]\npipeline_parallel_degree = 4\n");
+  CHECK(fsdp_pp.pp == 4);
+  CHECK(fsdp_pp.dp == 8);
+  CHECK(fsdp_pp.zero_stage == 3);
+  CHECK(fsdp_pp.fsdp_keeps_gathered());
+  CHECK(fsdp_pp.fsdp_defers_gradient_reduction());
+  CHECK(apply("[training]\nlocal_batch_size = 1\n[parallelism]\nfsdp_reshard_after_forward = \"never\"\n").zero_stage == 2);
+  CHECK(apply("[training]\nlocal_batch_size = 1\n[parallelism]\nfsdp_reshard_after_forward = \"always\"\n").zero_stage == 3);
 }
 
 TEST_CASE("keys that change the cost and are not modelled are notes with their position, in file order") {
@@ -94,8 +104,11 @@ TEST_CASE("a value that disagrees with the scenario, or that stepsim cannot simu
                     doctest::Contains("t.toml:3:11: training.seq_len: expected 8192"));
   CHECK_THROWS_WITH(apply("[model]\nname = \"llama3\"\nflavor = \"70B\"\n[training]\nlocal_batch_size = 1\n"),
                     doctest::Contains("t.toml:3:10: model.flavor: llama3 70B has layers 80, the scenario's model llama-3-8b 32"));
-  CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 8\n[parallelism]\npipeline_parallel_degree = 4\n"),
-                    doctest::Contains("t.toml:4:28: parallelism.pipeline_parallel_degree: FSDP with pipeline parallelism"));
+  CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 8\n[parallelism]\npipeline_parallel_degree = 4\n"
+                          "fsdp_reshard_after_forward = \"always\"\n"),
+                    doctest::Contains("t.toml:5:30: parallelism.fsdp_reshard_after_forward: resharding after every forward"));
+  CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 1\n[parallelism]\nfsdp_reshard_after_forward = \"sometimes\"\n"),
+                    doctest::Contains("t.toml:4:30: parallelism.fsdp_reshard_after_forward: expected default, always or never"));
   CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 1\n[parallelism]\ncontext_parallel_degree = 2\n"),
                     doctest::Contains("context and expert parallelism are not modelled yet"));
   CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 8\n[parallelism]\ndata_parallel_shard_degree = 1\n"
