@@ -55,6 +55,20 @@ struct NoNetwork {
   bool operator()(const Edge& e) const { return !(*g)[e].network; }
 };
 
+// Routes between two servers stay in them and the switches between: no server forwards traffic
+// between two others (NCCL moves data only through the two ranks' hosts and the fabric). The
+// search then visits two servers, not all of them.
+struct BetweenServers {
+  const BoostGraph* g = nullptr;
+  const std::vector<int>* server_of_vertex = nullptr;  // per vertex; -1 for switches outside servers
+  int a = 0, b = 0;
+  bool outside_or_ours(Vertex v) const {
+    const int s = (*server_of_vertex)[v];
+    return s < 0 || s == a || s == b;
+  }
+  bool operator()(const Edge& e) const { return outside_or_ours(boost::source(e, *g)) && outside_or_ours(boost::target(e, *g)); }
+};
+
 // Fills `dag` (reusing its storage: a DAG is recomputed into the slot of an older one, and
 // reallocating one list per vertex each time cost more than the search).
 template <typename G>
@@ -88,20 +102,26 @@ struct Router::Graph {
   // the whole graph, so keeping one per GPU of a 16,384-GPU cluster would take tens of GB. A plan
   // asks for a source's few peers close together (a ring's neighbours, a tree's parent and
   // children), so a short list recomputes a DAG rarely; the routes themselves stay cached.
+  // `scope`: which part of the graph the DAG was searched in (Scope below).
   struct RecentDag {
     int source = -1;
-    bool local = false;
+    int scope = 0;
     std::uint64_t used = 0;
     Dag dag;
   };
   static constexpr std::size_t kRecentDags = 64;
   std::vector<RecentDag> recent;
   std::uint64_t clock = 0;
+  std::vector<int> server_of_vertex;  // Node::server of each vertex's node, every layer
 
-  const Dag& dag_of(int source_gpu, bool local, Vertex source) {
+  // A DAG's search space: inside the source's server (kInside), the source's server, the servers
+  // numbered `scope` and the switches (scope >= 0), or the whole graph (kEverywhere).
+  static constexpr int kInside = -1, kEverywhere = -2;
+
+  const Dag& dag_of(int source_gpu, int source_server, int scope, Vertex source) {
     ++clock;
     for (RecentDag& r : recent)
-      if (r.source == source_gpu && r.local == local) {
+      if (r.source == source_gpu && r.scope == scope) {
         r.used = clock;
         return r.dag;
       }
@@ -115,12 +135,15 @@ struct Router::Graph {
                                 [](const RecentDag& a, const RecentDag& b) { return a.used < b.used; });
     }
     slot->source = source_gpu;
-    slot->local = local;
+    slot->scope = scope;
     slot->used = clock;
-    if (local)
+    if (scope == kInside)
       shortest_route_dag(boost::make_filtered_graph(g, NoNetwork{&g}), source, slot->dag);
-    else
+    else if (scope == kEverywhere)
       shortest_route_dag(g, source, slot->dag);
+    else
+      shortest_route_dag(boost::make_filtered_graph(g, BetweenServers{&g, &server_of_vertex, source_server, scope}), source,
+                         slot->dag);
     return slot->dag;
   }
 
@@ -139,6 +162,11 @@ Router::Router(const Cluster& cluster) : cluster_(cluster), graph_(std::make_sha
   G.gpu_of_node.assign(cluster.nodes.size(), -1);
   for (int gpu = 0; gpu < cluster.gpu_count(); ++gpu) G.gpu_of_node[cluster.gpu_nodes[gpu]] = gpu;
   G.g = BoostGraph(static_cast<std::size_t>(G.block * G.layers));
+  G.server_of_vertex.resize(static_cast<std::size_t>(G.block * G.layers));
+  for (int v = 0; v < G.block * G.layers; ++v) {
+    const int k = v % G.block;
+    G.server_of_vertex[static_cast<std::size_t>(v)] = cluster.nodes[k < G.nodes ? k : cluster.gpu_nodes[k - G.nodes]].server;
+  }
   std::vector<bool> has_memory(cluster.nodes.size(), false);  // CPUs with a host-memory node
   for (const Link& link : cluster.links) has_memory[link.from] = has_memory[link.from] || link.kind == LinkKind::memory;
   for (int l = 0; l < static_cast<int>(cluster.links.size()); ++l) {
@@ -184,11 +212,19 @@ const std::vector<Route>& Router::routes(int from, int to) const {
   if (const auto hit = cache_.find(key); hit != cache_.end()) return hit->second;
   Graph& G = *graph_;
   const Vertex source = G.out(cluster_.gpu_nodes[from], 0);
-  const bool local = cluster_.server_of(from) == cluster_.server_of(to);
-  const Dag& dag = G.dag_of(from, local, source);
+  const Vertex target = G.in(cluster_.gpu_nodes[to], G.layers - 1);
+  const int from_server = cluster_.nodes[cluster_.gpu_nodes[from]].server;
+  const int to_server = cluster_.nodes[cluster_.gpu_nodes[to]].server;
+  const int scope = cluster_.server_of(from) == cluster_.server_of(to) ? Graph::kInside
+                    : to_server >= 0                                   ? to_server
+                                                                       : Graph::kEverywhere;
   std::vector<Route> found;
   Route reversed;
-  collect_routes(dag, G.in(cluster_.gpu_nodes[to], G.layers - 1), source, reversed, found);
+  collect_routes(G.dag_of(from, from_server, scope, source), target, source, reversed, found);
+  // Servers wired to each other only through a third (no switch between them) are routed over
+  // the whole graph, as before the search was narrowed.
+  if (found.empty() && scope != Graph::kInside)
+    collect_routes(G.dag_of(from, from_server, Graph::kEverywhere, source), target, source, reversed, found);
   if (found.empty())
     throw std::logic_error("Router::routes: GPU " + std::to_string(to) + " cannot be reached from GPU " +
                            std::to_string(from) + " in " + cluster_.name);

@@ -99,6 +99,16 @@ TEST_CASE("a fat tree spreads over its spines, and routes inside a server never 
   // GPU0 to GPU4 crosses the sockets: over UPI, not out through a NIC and back.
   for (const Route& r : router.routes(0, 4)) CHECK_FALSE(uses(c, r, LinkKind::infiniband));
   CHECK(router.bottleneck_bytes_per_s(0, 4) == doctest::Approx(31.5 * kG));
+  // No route between two servers touches a third one's nodes, whichever GPUs they join.
+  for (const auto& [a, b] : {std::pair{0, 16 * 8}, std::pair{3, 9 * 8 + 5}, std::pair{15 * 8 + 7, 1}}) {
+    const int sa = c.nodes[c.gpu_nodes[a]].server, sb = c.nodes[c.gpu_nodes[b]].server;
+    for (const Route& r : router.routes(a, b))
+      for (int l : r)
+        for (int node : {c.links[l].from, c.links[l].to}) {
+          const int s = c.nodes[node].server;
+          CHECK((s < 0 || s == sa || s == sb));
+        }
+  }
 }
 
 TEST_CASE("shared links split the bottleneck: n routes over one link get link / n each") {
