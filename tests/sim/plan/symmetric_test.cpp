@@ -63,6 +63,13 @@ TEST_CASE("symmetric equals full where DP collectives overlap each other: ZeRO-3
   check_same("{name: h, framework: fsdp, fsdp_sharding: hybrid_shard, dp: 16, micro_batch: 1}", 0.001);
 }
 
+TEST_CASE("symmetric equals full where FSDP defers its reductions: under PP and under no_sync") {
+  // A pipeline stage reduce-scatters all its layers back to back after its last backward, on the
+  // one stream FSDP uses; no_sync reduces once, in the last microbatch's backward.
+  check_same("{name: p, framework: fsdp, tp: 2, pp: 2, micro_batch: 1}");
+  check_same("{name: n, framework: fsdp, tp: 2, micro_batch: 1, fsdp_no_sync: true}");
+}
+
 TEST_CASE("symmetric fidelity refuses faults") {
   auto sc = plan_test::scenario(plan_test::small_gpt("{name: s, dp: 8}") + "faults:\n  - {gpu: 3, compute_slowdown: 1.2}\n");
   SimOptions sym;
