@@ -184,15 +184,17 @@ class StageEmitter {
       b_.rec.memory({tail_[r], false, r, -stored_bytes(), MemKind::activations});
       if (index_ == final_backward_) b_.backward_end[r] = tail_[r];
     }
-    if (b_.in.shard_degree > 1 && index_ == last_pass_of_chunk(pass_.chunk)) {
-      // torch.distributed.pipelining after the stage's last backward (stage.py,
-      // backward_maybe_with_nosync): post_backward() of every FSDP unit in the order of its states
-      // (the modules' forward order) reduces its gradients and reshards its parameters.
-      const bool reduce = b_.in.st.fsdp_defers_gradient_reduction() && b_.in.grid.pp() > 1;
+    // torch.distributed.pipelining after the stage's last backward (stage.py,
+    // backward_maybe_with_nosync): post_backward() of every FSDP unit in the order of its states
+    // (the modules' forward order) reduces its gradients and reshards its parameters. Without PP
+    // only the parameters SHARD_GRAD_OP kept under no_sync are released here.
+    const bool reduce = b_.in.st.fsdp_defers_gradient_reduction() && b_.in.grid.pp() > 1;
+    const bool release = b_.in.st.fsdp_keeps_gathered();
+    if ((reduce || release) && b_.in.shard_degree > 1 && index_ == last_pass_of_chunk(pass_.chunk)) {
       for (int i = 0; i < layer_count(); ++i) {
         const int layer = first_layer() + i;
         if (reduce) reduce_accumulated(layer);
-        if (b_.in.st.fsdp_keeps_gathered())
+        if (release)
           for (int r : all_) b_.rec.memory({tail_[r], false, r, -dp_.gathered_total(layer), MemKind::gathered});
       }
     }
