@@ -102,7 +102,7 @@ struct Router::Graph {
   // the whole graph, so keeping one per GPU of a 16,384-GPU cluster would take tens of GB. A plan
   // asks for a source's few peers close together (a ring's neighbours, a tree's parent and
   // children), so a short list recomputes a DAG rarely; the routes themselves stay cached.
-  // `scope`: which part of the graph the DAG was searched in (Scope below).
+  // `scope`: which part of the graph the DAG was searched in (kInside, kEverywhere or a server: dag_of).
   struct RecentDag {
     int source = -1;
     int scope = 0;

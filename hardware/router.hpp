@@ -14,9 +14,9 @@
 // on either side) and is split over both. No route passes through a third server either, unless
 // two servers are wired together only through one: a route between two servers is searched in
 // those two and the switches outside servers (Node::server -1), which also keeps the search
-// small on a large cluster. Complexity: one Dijkstra per
-// source (per source and destination server across servers), over the vertices it may visit;
-// routes to a destination are enumerated from its predecessor DAG on first request.
+// small on a large cluster. Complexity: one Dijkstra per source (per source and destination
+// server across servers), over the vertices it may visit; routes to a destination are enumerated
+// from its predecessor DAG on first request.
 #pragma once
 
 #include <cstdint>

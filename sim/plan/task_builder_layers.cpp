@@ -4,6 +4,7 @@
 // gathered and gradients reduced (the collectives themselves: stage_dp_collectives.hpp), and the
 // activation memory each pass keeps.
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <span>
@@ -338,11 +339,16 @@ class StageEmitter {
     return last;
   }
 
+  // Looked up per layer, so found once per chunk (first_passes()).
   std::size_t first_pass_of_chunk(PassKind kind, int chunk) const {
+    return first_passes_[static_cast<std::size_t>(chunk)][kind == PassKind::forward ? 0 : 1];
+  }
+  std::vector<std::array<std::size_t, 2>> first_passes() const {
     const auto& list = b_.in.schedule.passes[stage_];
-    for (std::size_t i = 0; i < list.size(); ++i)
-      if (list[i].kind == kind && list[i].chunk == chunk) return i;
-    return list.size();
+    std::vector<std::array<std::size_t, 2>> out(static_cast<std::size_t>(b_.in.schedule.chunks), {list.size(), list.size()});
+    for (std::size_t i = list.size(); i-- > 0;)
+      if (list[i].kind != PassKind::weight) out[static_cast<std::size_t>(list[i].chunk)][list[i].kind == PassKind::forward ? 0 : 1] = i;
+    return out;
   }
 
   std::size_t last_backward_index() const {
@@ -361,6 +367,7 @@ class StageEmitter {
   HostThread host_{b_};
   StageDpCollectives dp_{b_, stage_, groups_, tail_};
   std::size_t index_ = 0, final_backward_ = 0;
+  std::vector<std::array<std::size_t, 2>> first_passes_ = first_passes();  // per chunk: first forward, first backward
   Pass pass_;
   int vstage_ = 0;
   std::map<std::pair<int, int>, FusedPass> fused_cache_;
