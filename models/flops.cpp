@@ -25,11 +25,11 @@ double attention_flops_per_token(const ModelSpec& m, std::int64_t seq) {
 }  // namespace
 
 double model_flops_per_token(const ModelSpec& m, std::int64_t seq) {
-  return 3 * (2.0 * static_cast<double>(total_params(m)) + attention_flops_per_token(m, seq));
+  return 3 * (2.0 * static_cast<double>(active_params(m)) + attention_flops_per_token(m, seq));
 }
 
 double hardware_flops_per_token_full_recompute(const ModelSpec& m, std::int64_t seq) {
-  return 4 * (2.0 * static_cast<double>(total_params(m)) + attention_flops_per_token(m, seq));
+  return 4 * (2.0 * static_cast<double>(active_params(m)) + attention_flops_per_token(m, seq));
 }
 
 }  // namespace stepsim::models

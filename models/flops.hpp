@@ -24,7 +24,8 @@ double megatron_hardware_flops_selective(double batch, double layers, double seq
 /// MFU numerator per token for any decoder (GQA, SwiGLU): 6·N + 12·L·h·s, i.e. 6N for the
 /// matmuls forward and backward plus attention scores and context (MosaicML llm-foundry:
 /// attn_flops_per_seq = L·2·2·h·s², times 3 for forward + backward, divided by s tokens).
-/// N = total_params(m), embeddings included, as llm-foundry counts it.
+/// N = active_params(m) (total_params for a dense model), embeddings included, as llm-foundry
+/// counts it; a MoE token runs k experts, as Megatron-Core's num_floating_point_operations counts.
 double model_flops_per_token(const ModelSpec& m, std::int64_t seq);
 /// HFU per token with one recompute forward (llm-foundry's HFU: 4 instead of 3): 8·N + 16·L·h·s.
 double hardware_flops_per_token_full_recompute(const ModelSpec& m, std::int64_t seq);

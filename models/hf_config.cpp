@@ -9,7 +9,8 @@ namespace {
 
 using config::Field;
 
-const std::vector<std::string> kFamilies{"llama", "mistral", "qwen2", "gpt_neox", "gpt2", "mpt", "bloom"};
+const std::vector<std::string> kFamilies{"llama", "mistral", "qwen2",  "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
+                                         "gpt_neox", "gpt2", "mpt", "bloom"};
 
 // The first of `keys` present (families renamed keys over time: bloom n_embed → hidden_size).
 Field first_of(const Field& root, std::initializer_list<const char*> keys) {
@@ -49,9 +50,40 @@ void read_llama_like(const Field& root, const std::string& family, ModelSpec& m)
   m.position = Position::rotary;
   m.tied_embeddings = flag(root, "tie_word_embeddings", false);
   m.linear_bias = flag(root, "mlp_bias", false);
-  m.qkv_bias = family == "qwen2" || flag(root, "attention_bias", false);
+  m.qkv_bias = family == "qwen2" || family == "qwen2_moe" || flag(root, "attention_bias", false);
+  m.qk_norm = family == "qwen3" || family == "qwen3_moe";  // Qwen3Attention's q_norm and k_norm
   m.norm_bias = false;
   m.dropout = has_dropout(root, {"attention_dropout"});
+}
+
+// Layers whose MLP stays dense in a MoE config: stepsim costs every layer alike, so a config
+// that mixes them is refused rather than costed as all-MoE.
+void refuse_mixed_layers(const Field& root) {
+  if (auto step = root.optional("decoder_sparse_step"); step && !step->is_null() && step->as_positive_int() != 1)
+    step->fail("expected decoder_sparse_step 1 (every layer a MoE layer); layers of two kinds are not modelled yet");
+  if (auto dense = root.optional("mlp_only_layers"); dense && !dense->is_null() && !dense->items().empty())
+    dense->fail("expected no mlp_only_layers (every layer a MoE layer); layers of two kinds are not modelled yet");
+}
+
+// transformers' MixtralConfig: num_local_experts experts as wide as intermediate_size, top
+// num_experts_per_tok. Qwen2MoeConfig / Qwen3MoeConfig: num_experts of moe_intermediate_size;
+// Qwen2-MoE adds one shared expert of shared_expert_intermediate_size behind a sigmoid gate
+// (Qwen2MoeSparseMoeBlock). Router jitter and auxiliary-loss coefficients change no cost.
+void read_moe(const Field& root, const std::string& family, ModelSpec& m) {
+  MoeSpec& moe = m.moe;
+  moe.top_k = static_cast<int>(count(root, {"num_experts_per_tok"}));
+  if (family == "mixtral") {
+    moe.experts = static_cast<int>(count(root, {"num_local_experts"}));
+    moe.expert_ffn = m.ffn_hidden;
+    return;
+  }
+  refuse_mixed_layers(root);
+  moe.experts = static_cast<int>(count(root, {"num_experts"}));
+  moe.expert_ffn = count(root, {"moe_intermediate_size"});
+  if (family == "qwen2_moe") {
+    moe.shared_ffn = root.has("shared_expert_intermediate_size") ? count(root, {"shared_expert_intermediate_size"}) : 0;
+    moe.shared_gate = moe.shared_ffn > 0;
+  }
 }
 
 void read_gpt_neox(const Field& root, ModelSpec& m) {
@@ -112,11 +144,13 @@ std::string family_of(const Field& root) {
   const auto arch = root.required("architectures").items();
   const std::string first = arch.empty() ? "" : arch.front().as_string();
   for (const auto& [prefix, family] : std::vector<std::pair<std::string, std::string>>{
-           {"Llama", "llama"}, {"Mistral", "mistral"}, {"Qwen2", "qwen2"}, {"GPTNeoX", "gpt_neox"},
+           {"Llama", "llama"}, {"Mistral", "mistral"}, {"Mixtral", "mixtral"}, {"Qwen2Moe", "qwen2_moe"},
+           {"Qwen3Moe", "qwen3_moe"}, {"Qwen2", "qwen2"}, {"Qwen3", "qwen3"}, {"GPTNeoX", "gpt_neox"},
            {"GPT2", "gpt2"}, {"MPT", "mpt"}, {"Bloom", "bloom"}})
     if (first.rfind(prefix, 0) == 0) return family;
   root.required("architectures").fail("expected a model_type or an architecture of a supported family "
-                                      "(llama, mistral, qwen2, gpt_neox, gpt2, mpt, bloom), found '" + first + "'");
+                                      "(llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gpt_neox, gpt2, "
+                                      "mpt, bloom), found '" + first + "'");
 }
 
 }  // namespace
@@ -131,11 +165,13 @@ ModelSpec read_hf_config(const Field& root, const std::string& default_name) {
   else if (family == "mpt") read_mpt(root, m);
   else if (family == "bloom") read_bloom(root, m);
   else read_llama_like(root, family, m);
+  if (family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe") read_moe(root, family, m);
   if (m.head_dim == 0) m.head_dim = m.hidden / m.heads;
   // Mistral's (and Qwen2's, with use_sliding_window) local attention: each token attends to the
   // last sliding_window tokens only (transformers' MistralConfig / Qwen2Config), which makes
   // attention cheaper than stepsim's full causal attention once the sequence is longer.
-  if (auto w = root.optional("sliding_window"); w && !w->is_null() && (family != "qwen2" || flag(root, "use_sliding_window", false)))
+  const bool qwen = family.rfind("qwen", 0) == 0;
+  if (auto w = root.optional("sliding_window"); w && !w->is_null() && (!qwen || flag(root, "use_sliding_window", false)))
     m.unmodelled.push_back(config::to_string(w->pos()) + ": sliding_window " + w->as_string() +
                            " (local attention) is not modelled: attention is costed over the whole sequence, so "
                            "sequences longer than the window come out slower than they run");

@@ -1,6 +1,7 @@
 #include "models/layer_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace stepsim::models {
@@ -44,7 +45,8 @@ struct Dims {
 };
 
 Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
-  if (shape.tp < 1 || m.heads % shape.tp != 0 || m.ffn_hidden % shape.tp != 0)
+  if (shape.tp < 1 || m.heads % shape.tp != 0 || m.ffn_hidden % shape.tp != 0 ||
+      m.moe.expert_ffn % shape.tp != 0 || m.moe.shared_ffn % shape.tp != 0)
     throw std::invalid_argument("tp=" + std::to_string(shape.tp) + " does not divide the " +
                                 std::to_string(m.heads) + " heads and ffn " +
                                 std::to_string(m.ffn_hidden) + " of " + m.name);
@@ -67,19 +69,22 @@ Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
 // A GEMM with weights W[k×n]: dX = dY·Wᵀ and dW = Xᵀ·dY each cost the forward FLOPs.
 // Bytes: forward reads X and W and writes Y; dX reads dY and W, writes dX; dW reads X and dY
 // and reads+writes the gradient buffer (plus dY again for the bias gradient).
+// A grouped GEMM (`batch` > 1: one weight matrix per group, the experts of a MoE layer) moves
+// each group's X, W and Y.
 OpCost matmul(std::string name, GemmShape g, double e, bool bias, I64 stored_input_bytes) {
   OpCost op;
   op.name = std::move(name);
   op.kind = OpKind::matmul;
   op.gemm = g;
-  const double x = static_cast<double>(g.m * g.k), w = static_cast<double>(g.k * g.n),
-               y = static_cast<double>(g.m * g.n);
+  const double groups = static_cast<double>(g.batch);
+  const double x = groups * static_cast<double>(g.m * g.k), w = groups * static_cast<double>(g.k * g.n),
+               y = groups * static_cast<double>(g.m * g.n);
   op.fwd_flops = op.bwd_input_flops = op.bwd_weight_flops = g.flops();
   op.fwd_bytes = (x + w + y) * e;
   op.bwd_input_bytes = (y + w + x) * e;
   op.bwd_weight_bytes = (x + y + 2 * w + (bias ? y : 0)) * e;
   op.activation_bytes = stored_input_bytes;
-  op.params = g.k * g.n + (bias ? g.n : 0);
+  op.params = g.batch * (g.k * g.n + (bias ? g.n : 0));
   op.bwd_kernels = 2;
   return op;
 }
@@ -134,7 +139,13 @@ int framework_calls(const std::string& name) {
       {"mlp_down", 2}, {"mlp_residual", 5}, {"embedding", 4}, {"final_norm", 1}, {"logits", 3},
       // Megatron's vocab-parallel cross entropy: max, its all-reduce, subtract, exp, sum, its
       // all-reduce, the target gather (mask, index, view), log, mean.
-      {"cross_entropy", 12}};
+      {"cross_entropy", 12},
+      // Megatron-Core's MoE (megatron/core/transformer/moe): the router's linear and view; its
+      // topk_softmax_with_capacity (topk, softmax, zeros_like, scatter, bool) and the load-balancing
+      // loss (softmax, two sums, mul, scale, the autograd scaler); moe_utils.permute (bool, T,
+      // contiguous, arange, unsqueeze, expand, masked_select, index_select) and unpermute (zeros,
+      // masked_select of the gates, mul, scatter_add, view).
+      {"qk_norm", 2}, {"router", 2}, {"router_topk", 11}, {"moe_permute", 8}, {"moe_unpermute", 5}};
   for (const auto& [op, calls] : kCalls)
     if (op == name) return calls;
   return 1;
@@ -154,6 +165,12 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
   std::vector<OpCost> ops;
   ops.push_back(norm_op("input_norm", m, x));
   ops.push_back(matmul("qkv", {1, x.tokens, qkv_width, x.h}, x.e, m.qkv_bias, to_bytes(stored_norm_out)));
+  if (m.qk_norm) {  // Qwen3: an RMSNorm over each query and key head; keeps its input
+    const double normed = static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d) * x.e;
+    OpCost op = memory_op("qk_norm", 2 * normed, 3 * normed, to_bytes(normed), 2);
+    op.params = 2 * m.head_dim;
+    ops.push_back(op);
+  }
   if (m.position == Position::rotary) {
     const double rotated = static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d) * x.e;
     ops.push_back(memory_op("rotary", 2 * rotated, 2 * rotated, 0));
@@ -281,17 +298,60 @@ void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShap
   else add_unfused_attention(ops, x, shape);
 }
 
-void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x) {
+// An MLP of width `ffn` (per TP rank) over `groups` × `rows` tokens: up (and gate), activation,
+// down. `prefix` names its ops: "mlp" for the dense MLP, "expert", "shared".
+void add_mlp_ops(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const std::string& prefix,
+                 I64 groups, I64 rows, I64 ffn, double stored_input) {
   const bool swiglu = m.activation == Activation::swiglu;
-  const I64 up_width = swiglu ? 2 * x.ffn : x.ffn;
-  const double stored_norm_out = static_cast<double>(x.norm_tokens * x.h) * x.e;
-  const double ffn_elements = static_cast<double>(x.tokens * x.ffn);
-  ops.push_back(matmul("mlp_up", {1, x.tokens, up_width, x.h}, x.e, m.linear_bias, to_bytes(stored_norm_out)));
+  const I64 up_width = swiglu ? 2 * ffn : ffn;
+  const double ffn_elements = static_cast<double>(groups * rows * ffn);
+  ops.push_back(matmul(prefix + "_up", {groups, rows, up_width, x.h}, x.e, m.linear_bias, to_bytes(stored_input)));
   // GELU (fused with the bias): reads and writes f; keeps its input (8sbh/t for f = 4h).
   // SwiGLU: reads gate and up, writes silu(gate)·up; keeps both inputs.
   const double in = (swiglu ? 2 : 1) * ffn_elements * x.e, out = ffn_elements * x.e;
-  ops.push_back(memory_op(swiglu ? "swiglu" : "gelu", in + out, 2 * in + out, to_bytes(in)));
-  ops.push_back(matmul("mlp_down", {1, x.tokens, x.h, x.ffn}, x.e, m.linear_bias, to_bytes(out)));
+  const std::string act = swiglu ? "swiglu" : "gelu";
+  ops.push_back(memory_op(prefix == "mlp" ? act : prefix + "_" + act, in + out, 2 * in + out, to_bytes(in)));
+  ops.push_back(matmul(prefix + "_down", {groups, rows, x.h, ffn}, x.e, m.linear_bias, to_bytes(out)));
+}
+
+// A MoE MLP as Megatron-Core runs it without expert parallelism (megatron/core/transformer/moe:
+// TopKRouter, MoEAllGatherTokenDispatcher, GroupedMLP). The router scores the rank's own tokens
+// (s/t of them under SP, before the dispatcher's all-gather; sim/plan puts the TP gather after
+// "router_topk"); every TP rank then runs its 1/t slice of every expert on all T tokens routed
+// to it: permute copies each token's input to its k experts (T·k rows), one grouped GEMM per
+// matrix runs the E experts, unpermute sums each token's k outputs weighted by its gates.
+void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x) {
+  const MoeSpec& moe = m.moe;
+  const I64 experts = moe.experts, routed = x.tokens * moe.top_k;
+  // Rows each expert runs: T·k/E balanced and dropless (the mean; imbalance only matters once
+  // experts sit on different ranks), or its padded buffer of capacity_factor·T·k/E rows.
+  const I64 rows = moe.capacity_factor > 0
+                       ? static_cast<I64>(std::ceil(moe.capacity_factor * static_cast<double>(routed) / static_cast<double>(experts)))
+                       : (routed + experts - 1) / experts;
+  const double h_bytes = static_cast<double>(x.h) * x.e;
+  const double local_in = static_cast<double>(x.norm_tokens) * h_bytes;
+  OpCost router = matmul("router", {1, x.norm_tokens, experts, x.h}, x.e, false, to_bytes(local_in));
+  ops.push_back(router);
+  // Softmax over E logits and top-k in fp32 (moe_router_dtype defaults aside, the scores are
+  // upcast): reads the logits, writes scores and k gates with their indices; keeps the scores.
+  const double scores = static_cast<double>(x.norm_tokens * experts);
+  ops.push_back(memory_op("router_topk", scores * (x.e + 4 + 4), scores * (4 + 4 + x.e), to_bytes(4 * scores), 2));
+  const double input = static_cast<double>(x.tokens) * h_bytes;
+  if (moe.shared_ffn > 0) {
+    add_mlp_ops(ops, m, x, "shared", 1, x.tokens, moe.shared_ffn / x.tp, input);
+    if (moe.shared_gate) ops.push_back(matmul("shared_gate", {1, x.tokens, 1, x.h}, x.e, false, to_bytes(input)));
+  }
+  const double permuted = static_cast<double>(experts * rows) * h_bytes;
+  ops.push_back(memory_op("moe_permute", input + permuted, permuted + input, 0));
+  add_mlp_ops(ops, m, x, "expert", experts, rows, moe.expert_ffn / x.tp, permuted);
+  // Backward needs the expert outputs for the gates' gradient (d gate = <d out, expert out>).
+  ops.push_back(memory_op("moe_unpermute", permuted + input, input + 2 * permuted, to_bytes(permuted)));
+}
+
+void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x) {
+  if (m.moe.enabled()) return add_moe(ops, m, x);
+  const double stored_norm_out = static_cast<double>(x.norm_tokens * x.h) * x.e;
+  add_mlp_ops(ops, m, x, "mlp", 1, x.tokens, x.ffn, stored_norm_out);
 }
 
 }  // namespace

@@ -22,18 +22,38 @@ struct LayerParams {
   std::int64_t replicated = 0;  ///< every TP rank holds a copy
 };
 
+// One MLP of width f: column-parallel up/gate (h → f or 2f) with its biases, row-parallel down
+// (f → h) whose bias every TP rank keeps.
+LayerParams one_mlp(const ModelSpec& m, std::int64_t f) {
+  const std::int64_t h = m.hidden;
+  const std::int64_t up_out = m.activation == Activation::swiglu ? 2 * f : f;
+  return {h * up_out + (m.linear_bias ? up_out : 0) + f * h, m.linear_bias ? h : 0};
+}
+
+// The MLP of one layer with `experts` of the routed experts. Megatron-Core without expert
+// parallelism splits every expert over TP like a dense MLP (expert tensor parallelism = TP) and
+// keeps the router and the shared-expert gate whole on each rank.
+LayerParams mlp_layer_params(const ModelSpec& m, std::int64_t experts) {
+  if (!m.moe.enabled()) return one_mlp(m, m.ffn_hidden);
+  const LayerParams expert = one_mlp(m, m.moe.expert_ffn);
+  LayerParams p{experts * expert.sharded, experts * expert.replicated + m.hidden * m.moe.experts};
+  if (m.moe.shared_ffn > 0) {
+    const LayerParams shared = one_mlp(m, m.moe.shared_ffn);
+    p.sharded += shared.sharded;
+    p.replicated += shared.replicated + (m.moe.shared_gate ? m.hidden : 0);
+  }
+  return p;
+}
+
 LayerParams layer_params(const ModelSpec& m) {
   const std::int64_t h = m.hidden, q = std::int64_t{m.heads} * m.head_dim;
-  const std::int64_t kv = std::int64_t{m.kv_heads} * m.head_dim, f = m.ffn_hidden;
-  LayerParams p;
-  // Column-parallel: QKV (h → q + 2kv) and MLP up/gate (h → f or 2f), with their biases.
-  const std::int64_t up_out = m.activation == Activation::swiglu ? 2 * f : f;
-  p.sharded += h * (q + 2 * kv) + (m.qkv_bias ? q + 2 * kv : 0);
-  p.sharded += h * up_out + (m.linear_bias ? up_out : 0);
-  // Row-parallel: output projection (q → h) and MLP down (f → h); their biases are replicated.
-  p.sharded += q * h + f * h;
-  p.replicated += m.linear_bias ? 2 * h : 0;
-  p.replicated += 2 * norm_params(m);
+  const std::int64_t kv = std::int64_t{m.kv_heads} * m.head_dim;
+  LayerParams p = mlp_layer_params(m, m.moe.experts);
+  // Column-parallel QKV (h → q + 2kv) with its biases; row-parallel output projection (q → h),
+  // its bias replicated.
+  p.sharded += h * (q + 2 * kv) + (m.qkv_bias ? q + 2 * kv : 0) + q * h;
+  p.replicated += m.linear_bias ? h : 0;
+  p.replicated += 2 * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
   return p;
 }
 
@@ -46,10 +66,13 @@ std::int64_t attention_params(const ModelSpec& m) {
 }
 
 std::int64_t mlp_params(const ModelSpec& m) {
-  const std::int64_t h = m.hidden, f = m.ffn_hidden;
-  const int matrices = m.activation == Activation::swiglu ? 3 : 2;
-  const std::int64_t biases = m.linear_bias ? (matrices - 1) * f + h : 0;
-  return matrices * h * f + biases;
+  const LayerParams p = mlp_layer_params(m, m.moe.experts);
+  return p.sharded + p.replicated;
+}
+
+std::int64_t active_mlp_params(const ModelSpec& m) {
+  const LayerParams p = mlp_layer_params(m, m.moe.enabled() ? m.moe.top_k : 0);
+  return p.sharded + p.replicated;
 }
 
 std::int64_t norm_params(const ModelSpec& m) {
@@ -57,7 +80,7 @@ std::int64_t norm_params(const ModelSpec& m) {
 }
 
 std::int64_t params_per_layer(const ModelSpec& m) {
-  return attention_params(m) + mlp_params(m) + 2 * norm_params(m);
+  return attention_params(m) + mlp_params(m) + 2 * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
 }
 
 std::int64_t embedding_params(const ModelSpec& m) {
@@ -71,6 +94,10 @@ std::int64_t head_params(const ModelSpec& m) {
 
 std::int64_t total_params(const ModelSpec& m) {
   return embedding_params(m) + m.layers * params_per_layer(m) + head_params(m);
+}
+
+std::int64_t active_params(const ModelSpec& m) {
+  return total_params(m) - m.layers * (mlp_params(m) - active_mlp_params(m));
 }
 
 std::int64_t params_per_layer_per_rank(const ModelSpec& m, int tp) {

@@ -3,7 +3,8 @@
 // model_yaml.hpp. Counts are exact integers (no rounding); FLOPs and bytes live in layer_ops.hpp.
 //
 // Invariants (checked by the readers): layers, hidden, heads, kv_heads, head_dim, ffn_hidden,
-// vocab > 0; heads % kv_heads == 0; max_seq > 0 when position == learned.
+// vocab > 0; heads % kv_heads == 0; max_seq > 0 when position == learned; with experts:
+// 1 <= top_k <= experts, expert_ffn > 0.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,27 @@ enum class Norm { layernorm, rmsnorm };
 /// Learned absolute positions add a max_seq × hidden table; the others add no parameters.
 enum class Position { learned, rotary, alibi, none };
 
+/// A mixture-of-experts MLP in every layer (Shazeer et al. 2017; Fedus et al. 2022, Switch
+/// Transformers): a linear router sends each token to top_k of `experts` MLPs of width expert_ffn
+/// and sums their outputs weighted by its gate; a shared expert MLP of width shared_ffn runs on
+/// every token (DeepSeekMoE; Qwen2-MoE, whose shared expert has a sigmoid gate). Parameters count
+/// every expert; FLOPs and activations per token count the k it runs. experts == 0: a dense MLP
+/// of width ffn_hidden.
+struct MoeSpec {
+  int experts = 0;                  ///< routed experts E per layer
+  int top_k = 0;                    ///< experts each token runs, k
+  std::int64_t expert_ffn = 0;      ///< width of one routed expert's MLP
+  std::int64_t shared_ffn = 0;      ///< width of the shared expert MLP (all shared experts); 0 = none
+  bool shared_gate = false;         ///< sigmoid(x·w) scales the shared expert's output (Qwen2-MoE)
+  /// Expert buffers of ceil(capacity_factor·T·k/E) rows, padded when short, tokens past it
+  /// dropped (GShard, Lepikhin et al. 2020; DeepSpeed-MoE); 0 = dropless, every routed token runs
+  /// (Megatron-Core's default).
+  double capacity_factor = 0;
+
+  bool enabled() const { return experts > 0; }
+  auto operator<=>(const MoeSpec&) const = default;
+};
+
 struct ModelSpec {
   std::string name;                    ///< preset or file name, for reports
   std::string source;                  ///< citation of the architecture numbers
@@ -26,6 +48,7 @@ struct ModelSpec {
   /// the commands print them as warnings.
   std::vector<std::string> unmodelled{};
   double published_params = 0;         ///< the count the source quotes; 0 = none quoted
+  double published_active_params = 0;  ///< active parameters per token it quotes (MoE); 0 = none
   int layers = 0;                      ///< transformer layers L
   std::int64_t hidden = 0;             ///< model width h
   int heads = 0;                       ///< query heads a
@@ -41,7 +64,9 @@ struct ModelSpec {
   bool linear_bias = true;             ///< biases on output projection and MLP matrices
   bool qkv_bias = true;                ///< biases on the QKV projection (Qwen2: yes, Llama: no)
   bool norm_bias = true;               ///< LayerNorm has a bias (beta); RMSNorm never does
+  bool qk_norm = false;                ///< RMSNorm of d weights on each query and key head (Qwen3)
   bool dropout = true;                 ///< attention and hidden dropout run (GPT/Megatron: yes)
+  MoeSpec moe{};                       ///< experts instead of the dense MLP when moe.enabled()
 
   auto operator<=>(const ModelSpec&) const = default;
 };
@@ -54,11 +79,14 @@ const char* to_string(Position p);
 
 /// Q, K, V and output projection weights and biases of one layer: h·(a·d) + 2·h·(g·d) + (a·d)·h.
 std::int64_t attention_params(const ModelSpec& m);
-/// MLP weights and biases of one layer: 2·h·f (GELU) or 3·h·f (SwiGLU), plus biases.
+/// MLP weights and biases of one layer: 2·h·f (GELU) or 3·h·f (SwiGLU), plus biases. With
+/// experts: the router h·E, E expert MLPs of width expert_ffn, the shared expert and its gate.
 std::int64_t mlp_params(const ModelSpec& m);
+/// The MLP parameters one token runs through: mlp_params() with k of the E experts.
+std::int64_t active_mlp_params(const ModelSpec& m);
 /// One norm's weights: h (RMSNorm, or LayerNorm without bias) or 2h.
 std::int64_t norm_params(const ModelSpec& m);
-/// One transformer layer: attention + MLP + two norms.
+/// One transformer layer: attention + MLP + two norms (+ the q/k norms, 2d, with qk_norm).
 std::int64_t params_per_layer(const ModelSpec& m);
 /// Token (V·h) plus learned position (max_seq·h) tables.
 std::int64_t embedding_params(const ModelSpec& m);
@@ -66,6 +94,9 @@ std::int64_t embedding_params(const ModelSpec& m);
 std::int64_t head_params(const ModelSpec& m);
 /// Everything: embedding + L layers + final norm + untied output projection.
 std::int64_t total_params(const ModelSpec& m);
+/// What one token runs through ("active parameters" of a MoE model card): total_params() with
+/// active_mlp_params() per layer. Equal to total_params() for a dense model.
+std::int64_t active_params(const ModelSpec& m);
 /// Parameters one TP rank holds of one layer: the matrices (and column-parallel biases) split t
 /// ways, norms and row-parallel biases replicated (Megatron-LM's layout).
 std::int64_t params_per_layer_per_rank(const ModelSpec& m, int tp);

@@ -16,10 +16,11 @@ using config::ConfigError;
 using config::Field;
 
 const std::vector<std::string> kModelKeys{
-    "name",       "source",  "published_params", "layers",          "hidden",   "heads",
+    "name",       "source",  "published_params", "published_active_params", "layers",          "hidden",   "heads",
     "kv_heads",   "head_dim", "ffn_hidden",      "vocab",           "max_seq",  "activation",
     "norm",       "position", "tied_embeddings", "bias",            "qkv_bias", "norm_bias",
-    "dropout",    "preset"};
+    "dropout",    "qk_norm",  "moe",             "preset"};
+const std::vector<std::string> kMoeKeys{"experts", "top_k", "expert_ffn", "shared_ffn", "shared_gate", "capacity_factor"};
 
 fs::path presets_dir() { return fs::path(STEPSIM_DATA_DIR) / "models" / "presets"; }
 
@@ -139,6 +140,24 @@ void apply_kind_keys(const Field& root, ModelSpec& m) {
   if (auto f = root.optional("qkv_bias")) m.qkv_bias = f->as_bool();
   if (auto f = root.optional("norm_bias")) m.norm_bias = f->as_bool();
   if (auto f = root.optional("dropout")) m.dropout = f->as_bool();
+  if (auto f = root.optional("qk_norm")) m.qk_norm = f->as_bool();
+}
+
+// `moe:` — every key optional over a preset's; experts and top_k required for a dense base.
+void apply_moe_keys(const Field& root, ModelSpec& m) {
+  const auto f = root.optional("moe");
+  if (!f) return;
+  f->check_keys(kMoeKeys);
+  MoeSpec& moe = m.moe;
+  if (!moe.enabled())
+    for (const char* key : {"experts", "top_k"}) f->required(key);
+  if (auto v = f->optional("experts")) moe.experts = as_int32(*v);
+  if (auto v = f->optional("top_k")) moe.top_k = as_int32(*v);
+  if (auto v = f->optional("expert_ffn")) moe.expert_ffn = v->as_positive_int();
+  if (moe.expert_ffn == 0) moe.expert_ffn = m.ffn_hidden;  // Mixtral: every expert as wide as a dense MLP
+  if (auto v = f->optional("shared_ffn")) moe.shared_ffn = v->as_positive_int();
+  if (auto v = f->optional("shared_gate")) moe.shared_gate = v->as_bool();
+  if (auto v = f->optional("capacity_factor")) moe.capacity_factor = v->as_positive_double();
 }
 
 // Fills what a file may leave out; `fresh` when no preset gave a base to override.
@@ -170,6 +189,14 @@ void validate_model(const ModelSpec& m, const Field& where) {
                         std::to_string(m.kv_heads) + "'");
   if (m.position == Position::learned && m.max_seq <= 0)
     at("position").fail("learned position embeddings need max_seq (rows of the position table)");
+  if (m.moe.enabled()) {
+    const Field moe = at("moe");
+    auto in_moe = [&](const char* key) { return moe.is_map() ? moe.optional(key).value_or(moe) : moe; };
+    if (m.moe.top_k < 1 || m.moe.top_k > m.moe.experts)
+      in_moe("top_k").fail("expected top_k between 1 and the " + std::to_string(m.moe.experts) +
+                           " experts, found " + std::to_string(m.moe.top_k));
+    if (m.moe.expert_ffn <= 0) in_moe("expert_ffn").fail("expected a positive expert MLP width");
+  }
 }
 
 ModelSpec read_model_yaml(const Field& root, const std::string& default_name) {
@@ -183,9 +210,11 @@ ModelSpec read_model_yaml(const Field& root, const std::string& default_name) {
   m.name = root.has("name") ? root.required("name").as_string() : (fresh ? default_name : m.name);
   if (auto f = root.optional("source")) m.source = f->as_string();
   if (auto f = root.optional("published_params")) m.published_params = f->as_count();
+  if (auto f = root.optional("published_active_params")) m.published_active_params = f->as_count();
   apply_shape_keys(root, m);
   apply_kind_keys(root, m);
   fill_defaults(root, m, fresh);
+  apply_moe_keys(root, m);
   validate_model(m, root);
   return m;
 }

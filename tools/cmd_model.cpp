@@ -76,7 +76,17 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
   std::printf("  parameters %.3f B (per layer %.1f M, embedding %.1f M, head %.1f M)\n",
               static_cast<double>(models::total_params(m)) / 1e9, static_cast<double>(models::params_per_layer(m)) / 1e6,
               static_cast<double>(models::embedding_params(m)) / 1e6, static_cast<double>(models::head_params(m)) / 1e6);
-  std::printf("  model FLOPs per token (6N + 12·L·h·s, s = %lld): %.1f GFLOP\n\n", static_cast<long long>(s.seq),
+  if (m.moe.enabled()) {
+    std::printf("  mixture of experts: %d experts of FFN %lld, top %d per token", m.moe.experts,
+                static_cast<long long>(m.moe.expert_ffn), m.moe.top_k);
+    if (m.moe.shared_ffn > 0)
+      std::printf(", shared expert FFN %lld%s", static_cast<long long>(m.moe.shared_ffn), m.moe.shared_gate ? " (gated)" : "");
+    if (m.moe.capacity_factor > 0) std::printf(", capacity factor %.2f", m.moe.capacity_factor);
+    else std::printf(", dropless");
+    std::printf("\n  active parameters per token %.3f B (of %.3f B)\n", static_cast<double>(models::active_params(m)) / 1e9,
+                static_cast<double>(models::total_params(m)) / 1e9);
+  }
+  std::printf("  model FLOPs per token (6N + 12·L·h·s, N active, s = %lld): %.1f GFLOP\n\n", static_cast<long long>(s.seq),
               models::model_flops_per_token(m, s.seq) / 1e9);
   std::printf("One layer on one rank of %s (%s): micro-batch %lld, seq %lld, tp %d%s, recompute %s, %s\n",
               gpu.name.c_str(), half_name(gpu), static_cast<long long>(s.micro_batch), static_cast<long long>(s.seq), s.tp,
@@ -97,7 +107,8 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
 void print_json(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu) {
   std::ostringstream out;
   out << "{\"name\": \"" << json_escape(m.name) << "\", \"params\": " << models::total_params(m)
-      << ", \"layers\": " << m.layers << ", \"hidden\": " << m.hidden << ", \"heads\": " << m.heads
+      << ", \"active_params\": " << models::active_params(m) << ", \"experts\": " << m.moe.experts
+      << ", \"top_k\": " << m.moe.top_k << ", \"layers\": " << m.layers << ", \"hidden\": " << m.hidden << ", \"heads\": " << m.heads
       << ", \"kv_heads\": " << m.kv_heads << ", \"ffn_hidden\": " << m.ffn_hidden << ", \"vocab\": " << m.vocab
       << ", \"flops_per_token\": " << models::model_flops_per_token(m, o.shape.seq) << ", \"gpu\": \""
       << json_escape(gpu.name) << "\", \"layer_ops\": [";
@@ -169,9 +180,10 @@ int run_model(const Args& args) {
   o.shape.flash_attention = vm->count("no-flash") == 0;
   const ModelSpec m = models::load_model(model);
   warn_unmodelled(m);
-  if (m.heads % tp != 0 || m.ffn_hidden % tp != 0)
+  if (m.heads % tp != 0 || m.ffn_hidden % tp != 0 || m.moe.expert_ffn % tp != 0 || m.moe.shared_ffn % tp != 0)
     throw UsageError("stepsim model show: --tp " + std::to_string(tp) + " must divide the " +
-                     std::to_string(m.heads) + " heads and FFN width " + std::to_string(m.ffn_hidden));
+                     std::to_string(m.heads) + " heads and FFN width " + std::to_string(m.ffn_hidden) +
+                     (m.moe.enabled() ? " and the experts' " + std::to_string(m.moe.expert_ffn) : std::string()));
   const hw::GpuSpec gpu = hw::load_gpu_spec(o.gpu_name);
   if (o.json) print_json(m, o, gpu);
   else print_text(m, o, gpu);

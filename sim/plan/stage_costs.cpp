@@ -178,7 +178,13 @@ LayerCost layer_cost(const CostInputs& in) {
   std::vector<CommPoint> points;
   if (in.shape.tp > 1) {
     add_pair(points, index_of(ops, "qkv"), index_of(ops, "out_proj"), in.shape.sequence_parallel, in.tp_comm_overlap);
-    add_pair(points, index_of(ops, "mlp_up"), index_of(ops, "mlp_down"), in.shape.sequence_parallel, in.tp_comm_overlap);
+    if (in.model->moe.enabled())
+      // Megatron-Core's AllGather token dispatcher gathers the tokens after the router has scored
+      // its own and reduce-scatters (SP) or all-reduces the combined output; TransformerEngine's
+      // userbuffer overlap does not cover the dispatcher (megatron/core/transformer/moe/token_dispatcher.py).
+      add_pair(points, index_of(ops, "router_topk") + 1, index_of(ops, "moe_unpermute"), in.shape.sequence_parallel, false);
+    else
+      add_pair(points, index_of(ops, "mlp_up"), index_of(ops, "mlp_down"), in.shape.sequence_parallel, in.tp_comm_overlap);
   }
   LayerCost c = cost_of(ops, points, in);
   if (in.shape.recompute != models::Recompute::none) {

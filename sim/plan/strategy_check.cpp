@@ -36,6 +36,11 @@ void check_sizes(const Scenario& sc, Strategy& s) {
   if (sc.model.ffn_hidden % s.tp != 0)
     fail(s.where.tp, s, "tp", "expected tp to divide the MLP width " + std::to_string(sc.model.ffn_hidden) +
                                   ", found tp = " + std::to_string(s.tp));
+  const models::MoeSpec& moe = sc.model.moe;
+  if (moe.expert_ffn % s.tp != 0 || moe.shared_ffn % s.tp != 0)
+    fail(s.where.tp, s, "tp", "expected tp to divide the expert MLP width " + std::to_string(moe.expert_ffn) +
+                                  (moe.shared_ffn > 0 ? " and the shared expert's " + std::to_string(moe.shared_ffn) : std::string()) +
+                                  " (each expert is split over TP), found tp = " + std::to_string(s.tp));
 }
 
 void check_pipeline(const Scenario& sc, Strategy& s) {

@@ -183,5 +183,56 @@ TEST_CASE("parameters per TP rank: matrices split, norms and row-parallel biases
   CHECK(sum_ops(layer_ops(m, {.tp = 8})).params == params_per_layer_per_rank(m, 8));
 }
 
+const OpCost& op_named(const std::vector<OpCost>& ops, const std::string& name) {
+  for (const auto& op : ops)
+    if (op.name == name) return op;
+  FAIL("no op " << name);
+  return ops.front();
+}
+
+TEST_CASE("a MoE layer runs k experts per token: FLOPs, grouped GEMM shapes, parameters") {
+  const ModelSpec m = load_model("mixtral-8x7b");  // h 4096, E 8, k 2, expert f 14336
+  const double b = 1, s = 4096, h = 4096, f = 14336, E = 8, k = 2;
+  const LayerShape shape{.micro_batch = 1, .seq = 4096, .tp = 2, .sequence_parallel = true};
+  const auto ops = layer_ops(m, shape);
+  // Each token runs k SwiGLU experts: 6·T·k·h·f/t, as a dense MLP of width k·f would.
+  CHECK(op_flops(ops, "expert_up") + op_flops(ops, "expert_down") == doctest::Approx(6 * b * s * k * h * f / 2));
+  // One grouped GEMM over the E experts, T·k/E rows each (balanced, dropless).
+  CHECK(op_named(ops, "expert_up").gemm == GemmShape{8, 1024, 14336, 4096});
+  CHECK(op_named(ops, "expert_down").gemm == GemmShape{8, 1024, 4096, 7168});
+  // The router scores this rank's s/t tokens under SP: 2·(T/t)·h·E.
+  CHECK(op_flops(ops, "router") == doctest::Approx(2 * b * s / 2 * h * E));
+  // Parameters: every expert, split over TP; the router whole on each rank.
+  CHECK(sum_ops(ops).params == params_per_layer_per_rank(m, 2));
+  CHECK(params_per_layer_per_rank(m, 1) == params_per_layer(m));
+  // Model FLOPs per token count the active parameters: 6·N_active + 12·L·h·s.
+  CHECK(model_flops_per_token(m, 4096) ==
+        doctest::Approx(6.0 * static_cast<double>(active_params(m)) + 12.0 * 32 * h * s));
+}
+
+TEST_CASE("a capacity factor pads every expert's buffer to capacity_factor·T·k/E rows") {
+  ModelSpec m = load_model("mixtral-8x7b");
+  m.moe.capacity_factor = 1.25;
+  const auto ops = layer_ops(m, {.micro_batch = 1, .seq = 4096});
+  // T·k/E = 1024 rows; × 1.25 = 1280, whether or not the router filled them.
+  CHECK(op_named(ops, "expert_up").gemm.m == 1280);
+  CHECK(op_flops(ops, "expert_up") == doctest::Approx(2.0 * 8 * 1280 * 2 * 14336 * 4096));
+  // Activations kept for backward grow with the padded rows: the permuted input (rows·h).
+  const auto dropless = layer_ops(load_model("mixtral-8x7b"), {.micro_batch = 1, .seq = 4096});
+  CHECK(op_named(ops, "expert_up").activation_bytes - op_named(dropless, "expert_up").activation_bytes ==
+        8 * 256 * 4096 * 2);
+}
+
+TEST_CASE("a shared expert and its gate run on every token (Qwen1.5-MoE)") {
+  const ModelSpec m = load_model("qwen1.5-moe-a2.7b");  // h 2048, shared f 5632, 60 experts, k 4
+  const auto ops = layer_ops(m, {.micro_batch = 2, .seq = 2048});
+  const double T = 2 * 2048, h = 2048;
+  CHECK(op_flops(ops, "shared_up") + op_flops(ops, "shared_down") == doctest::Approx(6 * T * h * 5632));
+  CHECK(op_flops(ops, "shared_gate") == doctest::Approx(2 * T * h));
+  // 4·4096 routed rows over 60 experts: ceil(16384/60) = 274 rows each.
+  CHECK(op_named(ops, "expert_up").gemm.m == 274);
+  CHECK(sum_ops(ops).params == params_per_layer(m));
+}
+
 }  // namespace
 }  // namespace stepsim::models

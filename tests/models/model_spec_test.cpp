@@ -41,8 +41,14 @@ TEST_CASE("every preset's parameter count matches the published one within 1 % (
     std::printf("  %-18s %8.3f B vs published %-12s (%+.2f%%)\n", name.c_str(), ours / 1e9, printed.c_str(),
                 100 * (ours / m.published_params - 1));
     CHECK(std::abs(ours - m.published_params) <= tolerance);
+    if (m.published_active_params > 0) {  // a MoE model card's active parameters per token
+      const std::string active_printed = doc.root().required("published_active_params").as_string();
+      const double active = static_cast<double>(active_params(m));
+      CHECK(std::abs(active - m.published_active_params) <=
+            std::max(0.01 * m.published_active_params, rounding_of(active_printed, m.published_active_params)));
+    }
   }
-  CHECK(model_preset_names().size() >= 33);
+  CHECK(model_preset_names().size() >= 37);
 }
 
 TEST_CASE("exact parameter counts of released models") {
@@ -55,6 +61,30 @@ TEST_CASE("exact parameter counts of released models") {
   // Mistral 7B: GQA with 8 KV heads of 128: attention 2·4096² + 2·4096·1024 = 41,943,040,
   // MLP 3·4096·14336 = 176,160,768, norms 8192 → 218,112,000 × 32 + 2·32000·4096 + 4096.
   CHECK(total_params(load_model("mistral-7b")) == 7'241'732'096);
+}
+
+TEST_CASE("exact parameter counts of mixture-of-experts models, total and active per token") {
+  // Mixtral 8x7B: attention 41,943,040 (as Mistral 7B), 8 SwiGLU experts of 3·4096·14336 =
+  // 176,160,768, router 4096·8, norms 8192 → 1,451,270,144 per layer; × 32 + 2·32000·4096 + 4096.
+  const ModelSpec mixtral = load_model("mixtral-8x7b");
+  CHECK(total_params(mixtral) == 46'702'792'704);
+  // Active: 2 of the 8 experts → 394,305,536 per layer; × 32 + the embeddings and final norm.
+  CHECK(active_params(mixtral) == 12'879'925'248);
+  // Qwen1.5-MoE-A2.7B: attention 2048·6144 + 6144 QKV bias + 2048² = 16,783,360; 60 experts of
+  // 3·2048·1408 = 8,650,752; a shared expert 3·2048·5632 = 34,603,008 and its gate 2048; router
+  // 2048·60; norms 4096 → 570,560,512 per layer; × 24 + 2·151936·2048 + 2048.
+  const ModelSpec qwen15 = load_model("qwen1.5-moe-a2.7b");
+  CHECK(total_params(qwen15) == 14'315'784'192);
+  // Active: 4 experts (34,603,008) → 86,118,400 per layer.
+  CHECK(active_params(qwen15) == 2'689'173'504);
+  // Qwen3-30B-A3B: attention 2048·(4096 + 2·512) + 4096·2048 = 18,874,368 and q/k norms 2·128;
+  // 128 experts of 3·2048·768 = 4,718,592; router 2048·128; norms 4096 → 623,120,640 per layer;
+  // × 48 + 2·151936·2048 + 2048. Active: 8 experts → 56,889,600 per layer (the card says 3.3B).
+  const ModelSpec qwen3 = load_model("qwen3-30b-a3b");
+  CHECK(total_params(qwen3) == 30'532'122'624);
+  CHECK(active_params(qwen3) == 3'353'032'704);
+  // A dense model's active parameters are all of them.
+  CHECK(active_params(load_model("llama-2-7b")) == total_params(load_model("llama-2-7b")));
 }
 
 TEST_CASE("HuggingFace config.json files read as their presets") {
@@ -86,6 +116,20 @@ TEST_CASE("HuggingFace config.json files read as their presets") {
                                          "modelled: attention is costed over the whole sequence, so sequences longer than "
                                          "the window come out slower than they run");
   CHECK(llama.unmodelled.empty());
+}
+
+TEST_CASE("MoE config.json files read as their presets") {
+  for (const char* name : {"mixtral-8x7b", "qwen1.5-moe-a2.7b", "qwen3-30b-a3b"}) {
+    CAPTURE(name);
+    const ModelSpec hf = load_model(kData + name + "-config.json");
+    const ModelSpec preset = load_model(name);
+    CHECK(hf.moe == preset.moe);
+    CHECK(hf.qk_norm == preset.qk_norm);
+    CHECK(hf.qkv_bias == preset.qkv_bias);
+    CHECK(total_params(hf) == total_params(preset));
+    CHECK(active_params(hf) == active_params(preset));
+    CHECK(hf.unmodelled.empty());  // Qwen's sliding_window is off (use_sliding_window false)
+  }
 }
 
 TEST_CASE("a scenario's model: value may be a preset, a mapping with overrides, or a path") {
@@ -131,6 +175,26 @@ TEST_CASE("model mistakes are positioned errors") {
         "directory and next to s.yaml)");
 }
 
+TEST_CASE("MoE mistakes are positioned errors") {
+  CHECK(error_of("model: {preset: mixtral-8x7b, moe: {top_k: 9}}\n") ==
+        "s.yaml:1:44: model.moe.top_k: expected top_k between 1 and the 8 experts, found 9");
+  CHECK(error_of("model: {preset: llama-2-7b, moe: {experts: 8}}\n") ==
+        "s.yaml:1:34: model.moe: missing required key 'top_k'");
+  CHECK(error_of("model: {preset: mixtral-8x7b, moe: {expert: 8}}\n") ==
+        "s.yaml:1:37: model.moe: unknown key 'expert'; did you mean 'experts'?");
+  const auto doc = config::YamlDocument::load_string(
+      "{model_type: qwen3_moe, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, intermediate_size: 128,\n"
+      " vocab_size: 100, num_experts: 4, num_experts_per_tok: 2, moe_intermediate_size: 32, mlp_only_layers: [0]}\n",
+      "config.json");
+  try {
+    read_hf_config(doc.root(), "x");
+    FAIL("mixed layers accepted");
+  } catch (const config::ConfigError& e) {
+    CHECK(std::string(e.what()) == "config.json:2:103: mlp_only_layers: expected no mlp_only_layers (every layer a "
+                                   "MoE layer); layers of two kinds are not modelled yet");
+  }
+}
+
 TEST_CASE("an unknown preset from the command line lists the presets") {
   try {
     load_model("mistral-7");
@@ -153,14 +217,18 @@ TEST_CASE("a preset answers to the common spellings and to its Hub id") {
 }
 
 TEST_CASE("'did you mean' says when it offers a model of another size") {
-  // Mixtral-8x7B is a mixture of experts of 46.7B parameters; mistral-7b is a dense 7.2B model.
+  // A Mistral of 12B parameters is not mistral-7b.
   try {
-    load_model("mixtral-8x7b");
+    load_model("mistral-12b");
     FAIL("no error");
   } catch (const config::ConfigError& e) {
-    CHECK(std::string(e.what()).rfind("unknown model 'mixtral-8x7b'; did you mean 'mistral-7b'? (that is a model of "
-                                      "another size: 7b, not 8x7b) Presets: ", 0) == 0);
+    CHECK(std::string(e.what()).rfind("unknown model 'mistral-12b'; did you mean 'mistral-7b'? (that is a model of "
+                                      "another size: 7b, not 12b) Presets: ", 0) == 0);
   }
+  // The mixture of experts is a preset of its own now, under its Hub ids too.
+  CHECK(load_model("mistralai/Mixtral-8x7B-v0.1").name == "mixtral-8x7b");
+  CHECK(load_model("Qwen/Qwen1.5-MoE-A2.7B").name == "qwen1.5-moe-a2.7b");
+  CHECK(load_model("Qwen/Qwen3-30B-A3B").name == "qwen3-30b-a3b");
 }
 
 TEST_CASE("a model directory (what save_pretrained writes) reads its config.json") {
