@@ -46,7 +46,8 @@ struct Dims {
 
 Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
   if (shape.tp < 1 || m.heads % shape.tp != 0 || m.ffn_hidden % shape.tp != 0 ||
-      m.moe.expert_ffn % shape.tp != 0 || m.moe.shared_ffn % shape.tp != 0)
+      m.moe.expert_ffn % shape.tp != 0 || m.moe.shared_ffn % shape.tp != 0 || shape.ep < 1 ||
+      (m.moe.enabled() ? m.moe.experts % shape.ep != 0 : shape.ep != 1))
     throw std::invalid_argument("tp=" + std::to_string(shape.tp) + " does not divide the " +
                                 std::to_string(m.heads) + " heads and ffn " +
                                 std::to_string(m.ffn_hidden) + " of " + m.name);
@@ -122,7 +123,7 @@ OpCost dropout_add_op(std::string name, const Dims& x) {
 }
 
 void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape);
-void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x);
+void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep);
 
 // Calls the framework's CPU thread makes in one op's forward, read off Megatron-LM's
 // ParallelTransformerLayer (megatron/model/transformer.py, 2021-23, as Megatron-DeepSpeed runs it):
@@ -180,7 +181,7 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
                        to_bytes(static_cast<double>(x.tokens * x.q_heads * x.d) * x.e)));
   ops.push_back(dropout_add_op("attn_residual", x));
   ops.push_back(norm_op("post_attn_norm", m, x));
-  add_mlp(ops, m, x);
+  add_mlp(ops, m, x, shape.ep);
   ops.push_back(dropout_add_op("mlp_residual", x));
   // Row-parallel biases (out_proj, mlp_down: n = h) are replicated, column-parallel ones split;
   // matmul() counts n biases either way, which is right for both.
@@ -320,14 +321,19 @@ void add_mlp_ops(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, co
 // "router_topk"); every TP rank then runs its 1/t slice of every expert on all T tokens routed
 // to it: permute copies each token's input to its k experts (T·k rows), one grouped GEMM per
 // matrix runs the E experts, unpermute sums each token's k outputs weighted by its gates.
-void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x) {
+// Under expert parallelism (MoEAlltoAllTokenDispatcher) the rank permutes only its own tokens,
+// the all-to-all sends them to the ranks of their experts, and with TP they are then gathered
+// over TP (sequence parallelism is required); the rank runs its E/ep experts on the rows that
+// arrive from the ep ranks, ep·T·k/E each, and the way back mirrors it.
+void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep) {
   const MoeSpec& moe = m.moe;
-  const I64 experts = moe.experts, routed = x.tokens * moe.top_k;
-  // Rows each expert runs: T·k/E balanced and dropless (the mean; imbalance only matters once
-  // experts sit on different ranks), or its padded buffer of capacity_factor·T·k/E rows.
-  const I64 rows = moe.capacity_factor > 0
-                       ? static_cast<I64>(std::ceil(moe.capacity_factor * static_cast<double>(routed) / static_cast<double>(experts)))
-                       : (routed + experts - 1) / experts;
+  const I64 experts = moe.experts, local_experts = experts / ep, routed = x.tokens * moe.top_k * ep;
+  // Rows each local expert runs: the mean, T·k·ep/E, dropless — at the busiest rank's load under
+  // EP (without it the rank runs every expert and the sum is T·k) — or its padded buffer of
+  // capacity_factor times the mean (tokens past it are dropped, so imbalance cannot exceed it).
+  const double mean = static_cast<double>(routed) / static_cast<double>(experts);
+  const double load = moe.capacity_factor > 0 ? moe.capacity_factor : ep > 1 ? moe.load_imbalance : 1.0;
+  const I64 rows = load == 1.0 ? (routed + experts - 1) / experts : static_cast<I64>(std::ceil(load * mean));
   const double h_bytes = static_cast<double>(x.h) * x.e;
   const double local_in = static_cast<double>(x.norm_tokens) * h_bytes;
   OpCost router = matmul("router", {1, x.norm_tokens, experts, x.h}, x.e, false, to_bytes(local_in));
@@ -341,15 +347,22 @@ void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x) {
     add_mlp_ops(ops, m, x, "shared", 1, x.tokens, moe.shared_ffn / x.tp, input);
     if (moe.shared_gate) ops.push_back(matmul("shared_gate", {1, x.tokens, 1, x.h}, x.e, false, to_bytes(input)));
   }
-  const double permuted = static_cast<double>(experts * rows) * h_bytes;
-  ops.push_back(memory_op("moe_permute", input + permuted, permuted + input, 0));
-  add_mlp_ops(ops, m, x, "expert", experts, rows, moe.expert_ffn / x.tp, permuted);
+  // What this rank permutes and unpermutes: all T tokens' k copies after the TP gather without
+  // EP; its own (s/t under SP) tokens' copies before the all-to-all with it.
+  const double own = ep > 1 ? local_in : input;
+  const double own_copies = static_cast<double>(moe.top_k) * own;
+  const double arrived = static_cast<double>(local_experts * rows) * h_bytes;
+  const double permuted = ep > 1 ? own_copies : arrived;
+  ops.push_back(memory_op("moe_permute", own + permuted, permuted + own, 0));
+  const std::size_t first_expert_op = ops.size();
+  add_mlp_ops(ops, m, x, "expert", local_experts, rows, moe.expert_ffn / x.tp, arrived);
+  for (std::size_t i = first_expert_op; i < ops.size(); ++i) ops[i].expert = true;
   // Backward needs the expert outputs for the gates' gradient (d gate = <d out, expert out>).
-  ops.push_back(memory_op("moe_unpermute", permuted + input, input + 2 * permuted, to_bytes(permuted)));
+  ops.push_back(memory_op("moe_unpermute", permuted + own, own + 2 * permuted, to_bytes(permuted)));
 }
 
-void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x) {
-  if (m.moe.enabled()) return add_moe(ops, m, x);
+void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep) {
+  if (m.moe.enabled()) return add_moe(ops, m, x, ep);
   const double stored_norm_out = static_cast<double>(x.norm_tokens * x.h) * x.e;
   add_mlp_ops(ops, m, x, "mlp", 1, x.tokens, x.ffn, stored_norm_out);
 }
@@ -382,6 +395,13 @@ std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape) {
   return with_host_calls(std::move(ops));
 }
 
+std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape) {
+  if (!m.moe.enabled() || shape.ep == 1) return 0;
+  const Dims x = dims_of(m, shape);
+  const double copies = static_cast<double>(x.norm_tokens * m.moe.top_k * x.h) * x.e;
+  return static_cast<I64>(std::ceil(copies * (m.moe.capacity_factor > 0 ? 1.0 : m.moe.load_imbalance)));
+}
+
 OpTotals sum_ops(const std::vector<OpCost>& ops) {
   OpTotals t;
   for (const auto& op : ops) {
@@ -393,6 +413,7 @@ OpTotals sum_ops(const std::vector<OpCost>& ops) {
     t.bwd_bytes += op.bwd_input_bytes + op.bwd_weight_bytes;
     t.activation_bytes += op.activation_bytes;
     t.params += op.params;
+    if (op.expert) t.expert_params += op.params;
   }
   return t;
 }

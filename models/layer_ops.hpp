@@ -56,6 +56,9 @@ struct LayerShape {
   /// does); Megatron's FLOP formula counts the full s². The unfused path always computes all s².
   bool causal_skip = true;
   int bytes_per_element = 2;        ///< activations and weights in 16-bit
+  /// Expert-parallel ranks sharing a MoE layer's experts: each holds E/ep of them and receives
+  /// the tokens routed to them from the ep ranks of its group (all-to-all, placed by sim/plan).
+  int ep = 1;
 
   auto operator<=>(const LayerShape&) const = default;
 };
@@ -73,6 +76,7 @@ struct OpCost {
   std::int64_t activation_bytes = 0; ///< kept from forward until this op's backward
   std::int64_t params = 0;           ///< parameters this rank holds for the op
   bool recompute = false;            ///< forward re-runs before backward (recompute mode)
+  bool expert = false;               ///< its parameters are routed experts' (split over EP)
   int fwd_kernels = 1;               ///< kernel launches, for launch overhead
   int bwd_kernels = 1;               ///< B and W launches together
   /// Framework calls the host thread makes to issue the forward (torch ops, views, autograd
@@ -90,11 +94,17 @@ std::vector<OpCost> embedding_ops(const ModelSpec& m, const LayerShape& shape);
 /// Last stage: final norm, logits GEMM (vocab split over TP), cross-entropy loss.
 std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape);
 
+/// Bytes one rank sends in a MoE layer's token dispatch all-to-all under expert parallelism (the
+/// nccl-tests size of the alltoall): its (s/t with SP) tokens, k copies each, h wide, at the
+/// busiest rank's load_imbalance. The combine all-to-all moves the same back. 0 when ep == 1.
+std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape);
+
 /// Sums over ops (one layer's, or a stage's concatenated lists).
 struct OpTotals {
   double fwd_flops = 0, bwd_input_flops = 0, bwd_weight_flops = 0, recompute_flops = 0;
   double fwd_bytes = 0, bwd_bytes = 0;
   std::int64_t activation_bytes = 0, params = 0;
+  std::int64_t expert_params = 0;  ///< of params, the routed experts' (OpCost::expert)
 };
 OpTotals sum_ops(const std::vector<OpCost>& ops);
 

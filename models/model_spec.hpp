@@ -35,6 +35,11 @@ struct MoeSpec {
   /// dropped (GShard, Lepikhin et al. 2020; DeepSpeed-MoE); 0 = dropless, every routed token runs
   /// (Megatron-Core's default).
   double capacity_factor = 0;
+  /// Routed tokens of the busiest expert-parallel rank over the mean (1 = balanced, the default:
+  /// Megatron-Core's auxiliary loss aims there). Under EP the all-to-all waits for the busiest
+  /// rank, so every rank is costed at its load; without EP a rank runs every expert and the sum
+  /// is what counts.
+  double load_imbalance = 1;
 
   bool enabled() const { return experts > 0; }
   auto operator<=>(const MoeSpec&) const = default;

@@ -20,7 +20,8 @@ const std::vector<std::string> kModelKeys{
     "kv_heads",   "head_dim", "ffn_hidden",      "vocab",           "max_seq",  "activation",
     "norm",       "position", "tied_embeddings", "bias",            "qkv_bias", "norm_bias",
     "dropout",    "qk_norm",  "moe",             "preset"};
-const std::vector<std::string> kMoeKeys{"experts", "top_k", "expert_ffn", "shared_ffn", "shared_gate", "capacity_factor"};
+const std::vector<std::string> kMoeKeys{"experts",     "top_k",           "expert_ffn",    "shared_ffn",
+                                        "shared_gate", "capacity_factor", "load_imbalance"};
 
 fs::path presets_dir() { return fs::path(STEPSIM_DATA_DIR) / "models" / "presets"; }
 
@@ -158,6 +159,10 @@ void apply_moe_keys(const Field& root, ModelSpec& m) {
   if (auto v = f->optional("shared_ffn")) moe.shared_ffn = v->as_positive_int();
   if (auto v = f->optional("shared_gate")) moe.shared_gate = v->as_bool();
   if (auto v = f->optional("capacity_factor")) moe.capacity_factor = v->as_positive_double();
+  if (auto v = f->optional("load_imbalance")) {
+    moe.load_imbalance = v->as_positive_double();
+    if (moe.load_imbalance < 1) v->fail("expected the busiest rank's load over the mean, at least 1, found " + v->found());
+  }
 }
 
 // Fills what a file may leave out; `fresh` when no preset gave a base to override.

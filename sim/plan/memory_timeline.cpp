@@ -24,11 +24,15 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   // FSDP's SHARD_GRAD_OP keeps parameters sharded at rest like ZeRO-3 (gathered ones are counted
   // as they are gathered).
   const int zero = b.in.st.shards_parameters() ? 3 : b.in.st.effective_zero_stage();
-  const auto states = models::model_state_bytes(b.in.stage_params[stage], zero, b.in.shard_degree);
+  // Routed experts under EP are sharded over their own dp/ep replicas (Megatron-Core's
+  // expert-data-parallel group); everything else over the shard group.
+  const std::int64_t experts = b.in.stage_expert_params[stage];
+  const auto dense = models::model_state_bytes(b.in.stage_params[stage] - experts, zero, b.in.shard_degree);
+  const auto expert = models::model_state_bytes(experts, zero, std::max(1, b.in.shard_degree / b.in.st.ep));
   MemoryBreakdown m;
-  m.parameters = states.params;
-  m.gradients = states.grads;
-  m.optimizer_states = states.optimizer;
+  m.parameters = dense.params + expert.params;
+  m.gradients = dense.grads + expert.grads;
+  m.optimizer_states = dense.optimizer + expert.optimizer;
   return m;
 }
 

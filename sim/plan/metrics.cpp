@@ -54,7 +54,7 @@ bool is_compute(TaskCategory c) {
 RankTimes measure_ranks(const Build& b) {
   const std::size_t n = b.global_of.size();
   std::vector<std::vector<Interval>> compute(n);
-  std::vector<std::array<std::vector<Interval>, 4>> moving(n);
+  std::vector<std::array<std::vector<Interval>, kCommClasses>> moving(n);
   std::vector<std::vector<Interval>> host(n);
   RankTimes out;
   out.stall_ps.assign(n, 0);
@@ -79,7 +79,7 @@ RankTimes measure_ranks(const Build& b) {
     const auto busy = merged(std::move(compute[r]));
     out.busy_ps[r] = length(busy);
     std::vector<Interval> everything = busy;
-    for (int c = 0; c < 4; ++c) {
+    for (int c = 0; c < kCommClasses; ++c) {
       const auto mv = merged(moving[r][c]);
       out.exposed_ps[r][c] = length_minus(mv, busy);
       everything.insert(everything.end(), mv.begin(), mv.end());
@@ -116,17 +116,19 @@ void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
   // MFU's full count would put HFU below MFU with no recompute at all.
   r.hfu = executed > recomputed ? r.mfu * executed / (executed - recomputed) : r.mfu;
   double idle = 0, stall = 0, host = 0;
-  std::array<double, 4> exposed{};
+  std::array<double, kCommClasses> exposed{};
   for (std::size_t k = 0; k < t.idle_ps.size(); ++k) {
     idle += static_cast<double>(t.idle_ps[k]);
     stall += static_cast<double>(t.stall_ps[k]);
     host += static_cast<double>(t.host_bound_ps[k]);
-    for (int c = 0; c < 4; ++c) exposed[c] += static_cast<double>(t.exposed_ps[k][c]);
+    for (int c = 0; c < kCommClasses; ++c) exposed[c] += static_cast<double>(t.exposed_ps[k][c]);
   }
   r.bubble_fraction = idle / n / static_cast<double>(t.step_ps);
   r.sync_stall_s = stall / n * 1e-12;
   r.host_bound_s = host / n * 1e-12;
-  r.exposed_comm_s = {exposed[0] / n * 1e-12, exposed[1] / n * 1e-12, exposed[2] / n * 1e-12, exposed[3] / n * 1e-12};
+  auto seconds = [&](CommClass c) { return exposed[static_cast<int>(c)] / n * 1e-12; };
+  r.exposed_comm_s = {.tp = seconds(CommClass::tp), .pp = seconds(CommClass::pp), .dp = seconds(CommClass::dp),
+                      .zero = seconds(CommClass::zero), .ep = seconds(CommClass::ep)};
 }
 
 }  // namespace stepsim::plan

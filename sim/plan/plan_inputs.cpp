@@ -32,6 +32,7 @@ void split_layers(PlanInputs& in) {
     first += count;
   }
   in.stage_params.assign(in.grid.pp(), 0);
+  in.stage_expert_params.assign(in.grid.pp(), 0);
   for (int u = 0; u < n; ++u) {
     std::int64_t p = in.layers_of_vstage[u] * in.layer.params;
     if (!in.opt.hooks.skip_embedding_and_head) {
@@ -39,6 +40,7 @@ void split_layers(PlanInputs& in) {
       if (u == n - 1) p += in.logits.params;
     }
     in.stage_params[u % in.grid.pp()] += p;
+    in.stage_expert_params[u % in.grid.pp()] += in.layers_of_vstage[u] * in.layer.expert_params;
   }
 }
 
@@ -53,7 +55,8 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
                 .schedule = make_schedule(st.schedule, st.pp, microbatches(sc, st), st.v)};
   in.symmetric = use_symmetric(sc, opt);
   in.large_cluster = sc.cluster.gpu_count() > kSymmetricAboveGpus;
-  in.fused = in.large_cluster && !st.shards_parameters() && tp_within_servers(sc, in.grid);
+  // Fused passes time only TP collectives; a MoE layer's all-to-all keeps its segments.
+  in.fused = in.large_cluster && !st.shards_parameters() && st.ep == 1 && tp_within_servers(sc, in.grid);
   in.cost_in = cost_inputs(sc, st);
   if (opt.hooks.instant_host) in.cost_in.host_call_ps = 0;
   in.layer = layer_cost(in.cost_in);

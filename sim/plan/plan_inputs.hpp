@@ -41,6 +41,9 @@ struct PlanInputs {
   int shard_degree = 1;
   std::vector<int> layers_of_vstage{}, first_layer_of_vstage{};  ///< [virtual stage]
   std::vector<std::int64_t> stage_params{};                  ///< [stage] parameters one rank of it holds
+  /// [stage] of stage_params, the routed experts' (E/ep per MoE layer): their gradients are
+  /// reduced, and their optimizer states sharded, over the dp/ep ranks holding the same experts.
+  std::vector<std::int64_t> stage_expert_params{};
 };
 
 /// Checks the strategy (check_strategy's ConfigError) and works out everything above.

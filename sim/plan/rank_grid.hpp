@@ -41,6 +41,22 @@ class RankGrid {
   std::vector<int> tp_group(int rank) const { return group(rank, 0); }
   std::vector<int> dp_group(int rank) const { return group(rank, 1); }
   std::vector<int> pp_group(int rank) const { return group(rank, 2); }
+  /// Expert parallelism splits DP (Megatron-Core's parallel_state.py, EP inside DP): the expert-
+  /// parallel group is the `ep` consecutive DP indices around `rank` (it exchanges tokens), the
+  /// expert-data-parallel group the dp/ep indices with the same position in their EP group (they
+  /// hold the same experts and reduce their gradients). Requires: ep divides dp.
+  std::vector<int> ep_group(int rank, int ep) const {
+    Coord c = coord(rank);
+    std::vector<int> out;
+    for (int i = c.dp / ep * ep; i < (c.dp / ep + 1) * ep; ++i) out.push_back(this->rank({c.tp, i, c.pp}));
+    return out;
+  }
+  std::vector<int> expert_dp_group(int rank, int ep) const {
+    Coord c = coord(rank);
+    std::vector<int> out;
+    for (int i = c.dp % ep; i < size_[1]; i += ep) out.push_back(this->rank({c.tp, i, c.pp}));
+    return out;
+  }
 
   static bool is_valid_order(const std::string& order) {
     if (order.size() != 8 || order[2] != '-' || order[5] != '-') return false;

@@ -14,6 +14,7 @@ void fill_context(const Build& b, StepResult& r) {
   r.name = b.in.st.name;
   r.gpus = b.in.grid.size();
   r.tp = b.in.st.tp;
+  r.ep = b.in.st.ep;
   r.pp = b.in.st.pp;
   r.dp = b.in.st.dp;
   r.zero_stage = b.in.st.effective_zero_stage();

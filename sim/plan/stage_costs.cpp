@@ -19,7 +19,17 @@ struct CommPoint {
   bool fwd = false, bwd = false;
   comm::Op fwd_op = comm::Op::all_reduce, bwd_op = comm::Op::all_reduce;
   std::size_t fwd_beside = kNoOp, bwd_beside = kNoOp;
+  LayerGroup group = LayerGroup::tp;
+  std::int64_t bytes = 0;  ///< 0: the TP payload
 };
+
+// Marks the segment that ends at point `p` as ending in p's collective.
+void close_with(Segment& seg, const CommPoint& p, comm::Op op) {
+  seg.has_comm = true;
+  seg.op = op;
+  seg.group = p.group;
+  seg.bytes = p.bytes;
+}
 
 std::size_t index_of(const std::vector<OpCost>& ops, const std::string& name) {
   for (std::size_t i = 0; i < ops.size(); ++i)
@@ -53,6 +63,28 @@ void add_pair(std::vector<CommPoint>& out, std::size_t before, std::size_t after
   }
 }
 
+// A MoE layer under expert parallelism (MoEAlltoAllTokenDispatcher): the dispatch all-to-all
+// after the permute, then (TP, which needs SP) the all-gather of what arrived; the reduce-scatter
+// after the experts, then the combine all-to-all. The shared expert runs on the rank's own tokens
+// between a TP pair of its own.
+void add_expert_parallel_points(std::vector<CommPoint>& points, const std::vector<OpCost>& ops, const CostInputs& in) {
+  const std::int64_t bytes = models::moe_dispatch_bytes(*in.model, in.shape);
+  const CommPoint all_to_all{.fwd = true, .bwd = true, .fwd_op = comm::Op::all_to_all, .bwd_op = comm::Op::all_to_all,
+                             .group = LayerGroup::ep, .bytes = bytes};
+  const bool tp = in.shape.tp > 1;
+  if (tp && in.model->moe.shared_ffn > 0) {
+    const std::size_t last_shared = in.model->moe.shared_gate ? index_of(ops, "shared_gate") : index_of(ops, "shared_down");
+    add_pair(points, index_of(ops, "shared_up"), last_shared, true, false);
+  }
+  CommPoint dispatch = all_to_all;
+  dispatch.after = index_of(ops, "moe_permute");
+  points.push_back(dispatch);
+  if (tp) add_pair(points, index_of(ops, "expert_up"), index_of(ops, "expert_down"), true, false);
+  CommPoint combine = all_to_all;
+  combine.after = index_of(ops, "expert_down");
+  points.push_back(combine);
+}
+
 // Host time per op: its forward calls and its backward autograd nodes (one per kernel).
 struct HostTime {
   std::int64_t fwd_ps = 0, bwd_ps = 0;
@@ -73,8 +105,7 @@ std::vector<Segment> forward_segments(const std::vector<models::OpTime>& t, cons
     out.back().host_ps += host[i].fwd_ps;
     for (const auto& p : points)
       if (p.after == i && p.fwd) {
-        out.back().has_comm = true;
-        out.back().op = p.fwd_op;
+        close_with(out.back(), p, p.fwd_op);
         out.emplace_back();
       }
   }
@@ -87,10 +118,13 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
   std::vector<Segment> out(1);
   for (std::size_t k = t.size(); k-- > 0;) {
     bool input_beside = false;  // op k's input-gradient GEMM runs beside the collective before it
-    for (const auto& p : points)
-      if (p.after == k && p.bwd && out.back().compute_ps > 0) {
-        out.back().has_comm = true;
-        out.back().op = p.bwd_op;
+    bool closed_here = false;   // a point after op k closed a segment: the next one there may be empty
+    // Points after the same op run in reverse in backward (an all-to-all then a TP gather
+    // forward: the TP reduce-scatter, then the all-to-all).
+    for (auto it = points.rbegin(); it != points.rend(); ++it)
+      if (const CommPoint& p = *it; p.after == k && p.bwd && (out.back().compute_ps > 0 || closed_here)) {
+        closed_here = true;
+        close_with(out.back(), p, p.bwd_op);
         if (tp_overlap && !split_weight && k + 1 < t.size()) {
           out.back().overlap_ps = t[k + 1].bwd_weight_ps;
           out.back().compute_ps -= t[k + 1].bwd_weight_ps;
@@ -130,6 +164,7 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
     c.weight_ps += times.back().bwd_weight_ps;
     c.stored_activation_bytes += op.activation_bytes;
     c.params += op.params;
+    if (op.expert) c.expert_params += op.params;
     if (op.params > 0) c.op_params.push_back(op.params);
     c.fwd_flops += op.fwd_flops;
     c.bwd_flops += op.bwd_input_flops + op.bwd_weight_flops;
@@ -159,6 +194,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.micro_batch = s.micro_batch;
   in.shape.seq = sc.training.seq_len;
   in.shape.tp = s.tp;
+  in.shape.ep = s.ep;
   in.shape.sequence_parallel = s.sequence_parallel && s.tp > 1;
   in.shape.recompute = s.recompute;
   in.shape.flash_attention = s.flash_attention;
@@ -178,14 +214,15 @@ LayerCost layer_cost(const CostInputs& in) {
   std::vector<CommPoint> points;
   if (in.shape.tp > 1) {
     add_pair(points, index_of(ops, "qkv"), index_of(ops, "out_proj"), in.shape.sequence_parallel, in.tp_comm_overlap);
-    if (in.model->moe.enabled())
+    if (in.model->moe.enabled() && in.shape.ep == 1)
       // Megatron-Core's AllGather token dispatcher gathers the tokens after the router has scored
       // its own and reduce-scatters (SP) or all-reduces the combined output; TransformerEngine's
       // userbuffer overlap does not cover the dispatcher (megatron/core/transformer/moe/token_dispatcher.py).
       add_pair(points, index_of(ops, "router_topk") + 1, index_of(ops, "moe_unpermute"), in.shape.sequence_parallel, false);
-    else
+    else if (!in.model->moe.enabled())
       add_pair(points, index_of(ops, "mlp_up"), index_of(ops, "mlp_down"), in.shape.sequence_parallel, in.tp_comm_overlap);
   }
+  if (in.model->moe.enabled() && in.shape.ep > 1) add_expert_parallel_points(points, ops, in);
   LayerCost c = cost_of(ops, points, in);
   if (in.shape.recompute != models::Recompute::none) {
     // What backward re-creates for one layer at a time (Korthikanti et al. 2022 §5): the

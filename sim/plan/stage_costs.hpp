@@ -12,6 +12,10 @@
 //   before qkv and mlp_up all-reduces input gradients in backward.
 //   with SP: all-gather before qkv and mlp_up (reduce-scatter in backward), reduce-scatter after
 //   out_proj and mlp_down (all-gather in backward).
+//   MoE layers: the same pair around the experts (after the router: Megatron-Core's AllGather
+//   token dispatcher); under expert parallelism an all-to-all over the EP group after the permute
+//   and another before the unpermute (MoEAlltoAllTokenDispatcher), each again in backward, with
+//   the TP pair inside them and another around the shared expert.
 // Payload (nccl-tests size, the full buffer): b·s·h·2 bytes. The residual add and norm that end a
 // layer are counted with its first segment, a shift of one small memory-bound op.
 // Backward overlap (Megatron-LM --async-tensor-model-parallel-allreduce, on by default since 2021;
@@ -29,11 +33,17 @@
 
 namespace stepsim::plan {
 
-/// Compute, then (if has_comm) a blocking TP collective.
+/// Which ranks a layer's collective spans: its TP group, or its expert-parallel group (a MoE
+/// layer's token all-to-all).
+enum class LayerGroup : std::uint8_t { tp, ep };
+
+/// Compute, then (if has_comm) a blocking TP (or EP) collective.
 struct Segment {
   std::int64_t compute_ps = 0;
   bool has_comm = false;
   comm::Op op = comm::Op::all_reduce;
+  LayerGroup group = LayerGroup::tp;
+  std::int64_t bytes = 0;  ///< the collective's payload when not the TP one (tp_bytes)
   bool recompute = false;  ///< a full-recompute forward segment run inside backward
   /// Compute that runs WHILE the collective runs (Megatron-LM's async TP all-reduce: the input
   /// gradient of qkv / mlp_up is reduced while their weight gradient is computed). Not part of
@@ -51,6 +61,7 @@ struct LayerCost {
   std::int64_t stored_activation_bytes = 0;  ///< kept from the end of F to the end of B/W
   std::int64_t transient_bytes = 0;       ///< recomputed activations alive during one layer's backward
   std::int64_t params = 0;                ///< parameters this rank holds
+  std::int64_t expert_params = 0;         ///< of params, its routed experts' (reduced over the expert-DP group)
   /// Parameters of each op that has any, in forward order: the submodules whose weights
   /// DeepSpeed's hooks gather one by one (zero3_gathers.hpp).
   std::vector<std::int64_t> op_params;

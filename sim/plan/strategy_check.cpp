@@ -43,6 +43,27 @@ void check_sizes(const Scenario& sc, Strategy& s) {
                                   " (each expert is split over TP), found tp = " + std::to_string(s.tp));
 }
 
+// Expert parallelism as Megatron-Core places it (megatron/core/parallel_state.py): EP groups are
+// carved out of DP, so ep divides dp and the experts; the token dispatch is an all-to-all.
+void check_experts(const Scenario& sc, const Strategy& s) {
+  if (s.ep == 1) return;
+  const models::MoeSpec& moe = sc.model.moe;
+  if (!moe.enabled())
+    fail(s.where.ep, s, "ep", "expert parallelism needs a mixture-of-experts model; " + sc.model.name + " is dense");
+  if (s.dp % s.ep != 0)
+    fail(s.where.ep, s, "ep", "expected ep to divide dp = " + std::to_string(s.dp) + " (EP groups are carved out of "
+                              "the data-parallel ranks), found ep = " + std::to_string(s.ep));
+  if (moe.experts % s.ep != 0)
+    fail(s.where.ep, s, "ep", "expected ep to divide the model's " + std::to_string(moe.experts) + " experts, found ep = " +
+                              std::to_string(s.ep));
+  if (s.shards_parameters() || s.effective_zero_stage() >= 2)
+    fail(s.where.ep, s, "ep", "expert parallelism is modelled with ZeRO-0/1 or the distributed optimizer (as "
+                              "Megatron-Core runs it), found zero_stage " + std::to_string(s.zero_stage));
+  if (s.tp > 1 && !s.sequence_parallel)
+    fail(s.where.ep, s, "ep", "expert parallelism with tp > 1 needs sequence_parallel: true (Megatron-Core "
+                              "requires it for MoE with TP)");
+}
+
 void check_pipeline(const Scenario& sc, Strategy& s) {
   if (s.schedule != ScheduleKind::interleaved && s.v != 1)
     fail(s.where.v, s, "v", "v (model chunks per stage) needs schedule: interleaved, found schedule: " +
@@ -147,6 +168,7 @@ void check_fsdp_shards(const Scenario& sc, Strategy& s) {
 Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   Strategy s = strategy;
   check_sizes(scenario, s);
+  check_experts(scenario, s);
   check_pipeline(scenario, s);
   check_tp_placement(scenario, s);
   check_megatron_core(s);

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "sim/plan/task_graph.hpp"
 
@@ -57,8 +58,13 @@ std::vector<Bucket> merge_same_trigger(const std::vector<Bucket>& in) {
   return out;
 }
 
+// Which gradients a set of buckets holds: everything but the routed experts under EP (reduced
+// over DP), or those experts (over the expert-data-parallel group, a separate buffer in
+// Megatron-Core: distributed_data_parallel.py's expert_parallel_buffers).
+enum class GradientSet { dense, experts };
+
 // Buckets of one stage, backward order: chunks last to first, layers last to first.
-std::vector<Bucket> stage_buckets(const Build& b, int stage) {
+std::vector<Bucket> stage_buckets(const Build& b, int stage, GradientSet set) {
   std::vector<Bucket> out;
   const std::int64_t cap = b.in.st.dp_bucket_params > 0 ? b.in.st.dp_bucket_params
                                                        : std::max<std::int64_t>(1, b.in.st.dp_bucket_bytes / b.in.grad_bytes);
@@ -74,8 +80,9 @@ std::vector<Bucket> stage_buckets(const Build& b, int stage) {
     const std::int64_t chunk_cap = one_bucket ? std::numeric_limits<std::int64_t>::max() : cap;
     std::int64_t acc = 0;
     for (int i = n - 1; i >= 0; --i) {
-      std::int64_t params = b.in.layer.params;
-      if (!b.in.opt.hooks.skip_embedding_and_head) {
+      const std::int64_t expert = b.in.st.ep > 1 ? b.in.layer.expert_params : 0;
+      std::int64_t params = set == GradientSet::experts ? expert : b.in.layer.params - expert;
+      if (set == GradientSet::dense && !b.in.opt.hooks.skip_embedding_and_head) {
         if (u == 0 && i == 0) params += b.in.embedding.params;
         if (u == p * b.in.schedule.chunks - 1 && i == n - 1) params += b.in.logits.params;
       }
@@ -104,14 +111,25 @@ std::vector<std::vector<int>> dp_groups_of_stage(const Build& b, int stage) {
   return out;
 }
 
+// The reduction groups of a gradient set: [global ranks] -> simulated members (local ranks).
+std::map<std::vector<int>, std::vector<int>> reduction_groups(const Build& b, int stage, GradientSet set) {
+  std::map<std::vector<int>, std::vector<int>> out;
+  for (const auto& locals : dp_groups_of_stage(b, stage))
+    for (int r : locals) {
+      const int global = b.global_of[r];
+      out[set == GradientSet::experts ? b.in.grid.expert_dp_group(global, b.in.st.ep) : b.in.grid.dp_group(global)].push_back(r);
+    }
+  return out;
+}
+
 void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets, comm::Op op,
-                        const std::vector<core::TaskId>* after) {
+                        const std::vector<core::TaskId>* after, GradientSet set) {
   auto trigger = [&](int r, const Bucket& bucket) {
     if (after) return (*after)[r];
     return b.in.st.dp_overlap ? b.grad_ready[r][bucket.trigger_layer] : b.backward_end[r];
   };
-  for (const auto& locals : dp_groups_of_stage(b, stage)) {
-    const auto group = b.in.grid.dp_group(b.global_of[locals.front()]);
+  for (const auto& [group, locals] : reduction_groups(b, stage, set)) {
+    if (group.size() < 2) continue;  // ep == dp: each rank alone holds its experts
     for (const Bucket& bucket : buckets) {
       std::vector<core::StreamId> streams;
       for (int r : locals) {
@@ -177,13 +195,22 @@ void build_embedding_sync(Build& b) {
 void build_gradient_sync(Build& b, int stage) {
   const int zero = b.in.st.effective_zero_stage();
   const bool reduce = b.in.grid.dp() > 1 && !b.in.st.shards_parameters();
-  const auto buckets = reduce ? stage_buckets(b, stage) : std::vector<Bucket>{};
+  const auto buckets = reduce ? stage_buckets(b, stage, GradientSet::dense) : std::vector<Bucket>{};
+  const bool experts = reduce && b.in.st.ep > 1 && b.in.stage_expert_params[stage] > 0;
+  const auto expert_buckets = experts ? stage_buckets(b, stage, GradientSet::experts) : std::vector<Bucket>{};
   const bool gather_in_forward = reduce && zero >= 1 && b.in.st.overlap_param_gather;
   if (gather_in_forward) overlapped_param_gathers(b, stage, buckets);
-  if (reduce) bucket_collectives(b, stage, buckets, zero == 0 ? comm::Op::all_reduce : comm::Op::reduce_scatter, nullptr);
+  const comm::Op reduce_op = zero == 0 ? comm::Op::all_reduce : comm::Op::reduce_scatter;
+  if (reduce) bucket_collectives(b, stage, buckets, reduce_op, nullptr, GradientSet::dense);
+  if (experts) bucket_collectives(b, stage, expert_buckets, reduce_op, nullptr, GradientSet::experts);
   if (b.in.opt.hooks.skip_optimizer) return;
-  const int shards = b.in.shard_degree;
-  const std::int64_t shard = zero >= 1 ? (b.in.stage_params[stage] + shards - 1) / shards : b.in.stage_params[stage];
+  // The optimizer updates this rank's shard: dense parameters over the shard group, routed
+  // experts over their dp/ep replicas.
+  const int shards = b.in.shard_degree, expert_shards = std::max(1, shards / b.in.st.ep);
+  const std::int64_t expert_params = b.in.stage_expert_params[stage];
+  const std::int64_t dense_params = b.in.stage_params[stage] - expert_params;
+  const std::int64_t shard = zero >= 1 ? (dense_params + shards - 1) / shards + (expert_params + expert_shards - 1) / expert_shards
+                                       : b.in.stage_params[stage];
   const auto& gpu = b.in.sc.cluster.gpu;
   const std::int64_t ps = static_cast<std::int64_t>(
       std::ceil(shard * kAdamBytesPerParam / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12));
@@ -194,7 +221,8 @@ void build_gradient_sync(Build& b, int stage) {
       b.rec.depend(b.backward_end[r], optimizer[r]);
       if (b.rec.last_on_dp(r)) b.rec.depend(*b.rec.last_on_dp(r), optimizer[r]);
     }
-  if (reduce && zero >= 1 && !gather_in_forward) bucket_collectives(b, stage, buckets, comm::Op::all_gather, &optimizer);
+  if (reduce && zero >= 1 && !gather_in_forward) bucket_collectives(b, stage, buckets, comm::Op::all_gather, &optimizer, GradientSet::dense);
+  if (experts && zero >= 1) bucket_collectives(b, stage, expert_buckets, comm::Op::all_gather, &optimizer, GradientSet::experts);
 }
 
 }  // namespace stepsim::plan

@@ -21,6 +21,7 @@ class StageEmitter {
  public:
   StageEmitter(Build& b, int stage) : b_(b), stage_(stage), groups_(b.stage_tp_groups(stage)) {
     for (const auto& g : groups_) all_.insert(all_.end(), g.begin(), g.end());
+    ep_groups_ = expert_parallel_groups();
     for (int r : all_) b.passes[r].resize(b.in.schedule.passes[stage].size());
     final_backward_ = last_backward_index();
   }
@@ -284,7 +285,8 @@ class StageEmitter {
           tail_[r] = t;
         }
       }
-      if (seg.has_comm && seg.overlap_ps > 0) overlapped_tp(seg, cat, layer);
+      if (seg.has_comm && seg.group == LayerGroup::ep) ep_collective(seg, layer);
+      else if (seg.has_comm && seg.overlap_ps > 0) overlapped_tp(seg, cat, layer);
       else if (seg.has_comm) tp_collective(seg.op, layer, Slot::compute);
     }
   }
@@ -325,6 +327,31 @@ class StageEmitter {
     }
   }
 
+  // A MoE layer's token all-to-all over each expert-parallel group, on the compute stream (the
+  // experts wait for their tokens); in symmetric fidelity only some members are simulated and
+  // Collectives times the rest on the whole fabric.
+  void ep_collective(const Segment& seg, int layer) {
+    for (const auto& [group, locals] : ep_groups_) {
+      std::vector<core::StreamId> streams;
+      for (int r : locals) streams.push_back(b_.rec.stream(r, Slot::compute));
+      auto members = b_.collectives.add(CommClass::ep, seg.op, group, seg.bytes, streams, stage_);
+      b_.rec.record_members(members, locals, CommClass::ep, seg.op, seg.bytes, layer, pass_.microbatch, pass_.chunk,
+                            Slot::compute);
+      for (std::size_t k = 0; k < locals.size(); ++k) {
+        host_.after_all_calls(locals[k], members[k]);
+        tail_[locals[k]] = members[k];
+      }
+    }
+  }
+
+  // [global ranks of an EP group] -> its simulated members of this stage (local ranks).
+  std::map<std::vector<int>, std::vector<int>> expert_parallel_groups() const {
+    std::map<std::vector<int>, std::vector<int>> out;
+    if (b_.in.st.ep == 1) return out;
+    for (int r : all_) out[b_.in.grid.ep_group(b_.global_of[r], b_.in.st.ep)].push_back(r);
+    return out;
+  }
+
   void gradient_ready(int layer) {
     if (index_ != last_pass_of_chunk(pass_.chunk)) return;
     for (int r : all_) b_.grad_ready[r][stage_layer(layer)] = tail_[r];
@@ -363,6 +390,7 @@ class StageEmitter {
   int stage_;
   std::vector<std::vector<int>> groups_;
   std::vector<int> all_;
+  std::map<std::vector<int>, std::vector<int>> ep_groups_;  // expert_parallel_groups(), once all_ is known
   std::vector<core::TaskId> tail_ = std::vector<core::TaskId>(b_.global_of.size());
   HostThread host_{b_};
   StageDpCollectives dp_{b_, stage_, groups_, tail_};

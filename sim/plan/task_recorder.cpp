@@ -52,6 +52,7 @@ CommClass class_of(TaskCategory c) {
     case TaskCategory::tp_comm: return CommClass::tp;
     case TaskCategory::pp_comm: return CommClass::pp;
     case TaskCategory::zero_comm: return CommClass::zero;
+    case TaskCategory::ep_comm: return CommClass::ep;
     default: return CommClass::dp;
   }
 }
@@ -62,6 +63,7 @@ TaskCategory category_of(CommClass c) {
     case CommClass::pp: return TaskCategory::pp_comm;
     case CommClass::dp: return TaskCategory::dp_comm;
     case CommClass::zero: return TaskCategory::zero_comm;
+    case CommClass::ep: return TaskCategory::ep_comm;
   }
   return TaskCategory::other;
 }

@@ -22,6 +22,7 @@ const char* category_key(plan::TaskCategory c) {
     case C::pp_comm: return "pp_comm";
     case C::dp_comm: return "dp_comm";
     case C::zero_comm: return "zero_comm";
+    case C::ep_comm: return "ep_comm";
     case C::host: return "host";
     case C::other: return "other";
   }
@@ -41,6 +42,7 @@ std::string slice_name(const plan::TaskRecord& t) {
     case C::pp_comm: prefix = "PP "; break;
     case C::dp_comm: prefix = "DP "; break;
     case C::zero_comm: prefix = "ZeRO "; break;
+    case C::ep_comm: prefix = "EP "; break;
     case C::host: prefix = "host "; break;
     case C::other: break;
   }

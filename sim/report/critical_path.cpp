@@ -32,6 +32,7 @@ std::string critical_path_label(const plan::TaskRecord& t) {
     case C::pp_comm: return "PP send/recv";
     case C::dp_comm: return "DP communication";
     case C::zero_comm: return "ZeRO communication";
+    case C::ep_comm: return "EP all-to-all";
     case C::host: return "host issuing kernels";
     case C::other: return "other";
   }

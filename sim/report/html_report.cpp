@@ -36,7 +36,7 @@ struct Part {
 std::vector<Part> step_parts(const plan::StepResult& r) {
   static const std::vector<std::string> kOrder{"pipeline bubbles", "exposed TP communication", "exposed pipeline send/recv",
                                                "exposed DP gradient reduction", "exposed ZeRO gathers and scatters",
-                                               "sync stalls waiting for slower peers", "GPU idle while the host issues kernels"};
+                                               "exposed expert all-to-all", "sync stalls waiting for slower peers", "GPU idle while the host issues kernels"};
   const auto losses = losses_of(r);
   std::vector<Part> parts{{"compute", 0}};
   double lost = 0;
@@ -60,9 +60,9 @@ void comparison_table(std::ostringstream& out, const std::vector<plan::StepResul
          "<th>exposed comm</th><th>peak memory</th><th>fits</th></tr>\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    const double comm = r.exposed_comm_s.tp + r.exposed_comm_s.pp + r.exposed_comm_s.dp + r.exposed_comm_s.zero;
+    const double comm = r.exposed_comm_s.tp + r.exposed_comm_s.pp + r.exposed_comm_s.dp + r.exposed_comm_s.zero + r.exposed_comm_s.ep;
     out << "<tr" << (best && *best == i ? " class=\"best\"" : "") << "><td>" << xml_escape(r.name) << "</td><td>tp" << r.tp
-        << " pp" << r.pp << " dp" << r.dp << " z" << r.zero_stage << "</td><td data-plan=\"" << xml_escape(r.name)
+        << " pp" << r.pp << " dp" << r.dp << (r.ep > 1 ? " ep" + std::to_string(r.ep) : std::string()) << " z" << r.zero_stage << "</td><td data-plan=\"" << xml_escape(r.name)
         << "\" data-seconds=\"" << num(r.step_time_s) << "\">" << milliseconds(r.step_time_s) << "</td><td>"
         << with_thousands(r.tokens_per_s) << "</td><td>" << percent(r.mfu) << "</td><td>" << percent(r.bubble_fraction)
         << "</td><td>" << milliseconds(comm) << "</td><td>" << gibibytes(static_cast<double>(r.peak_memory_bytes)) << " / "
@@ -285,7 +285,8 @@ std::string render_html_report(const std::string& title, const std::vector<plan:
   comparison_table(out, results);
   out << "<h2>Where each step went</h2>\n";
   legend(out, {"compute", "pipeline bubbles", "exposed TP communication", "exposed pipeline send/recv",
-               "exposed DP gradient reduction", "exposed ZeRO gathers and scatters", "sync stalls waiting for slower peers",
+               "exposed DP gradient reduction", "exposed ZeRO gathers and scatters", "exposed expert all-to-all",
+               "sync stalls waiting for slower peers",
                "GPU idle while the host issues kernels"});
   step_bars(out, results);
   out << "<h2>Memory at the peak</h2>\n";

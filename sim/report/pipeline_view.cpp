@@ -12,7 +12,7 @@ namespace {
 
 using C = plan::TaskCategory;
 
-bool is_comm(C c) { return c == C::tp_comm || c == C::pp_comm || c == C::dp_comm || c == C::zero_comm; }
+bool is_comm(C c) { return plan::is_communication(c); }
 
 bool box_kind_of(C c, BoxKind& kind) {
   switch (c) {

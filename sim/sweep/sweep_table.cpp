@@ -21,8 +21,8 @@ std::string memory(const plan::StepResult& r) {
          report::gibibytes(static_cast<double>(r.memory_capacity_bytes));
 }
 
-std::vector<std::string> row(std::size_t rank, const plan::StepResult& r) {
-  return {std::to_string(rank),
+std::vector<std::string> row(std::size_t rank, const plan::StepResult& r, bool with_ep) {
+  std::vector<std::string> cells{std::to_string(rank),
           r.name,
           report::with_thousands(r.tokens_per_s),
           report::milliseconds(r.step_time_s),
@@ -38,6 +38,8 @@ std::vector<std::string> row(std::size_t rank, const plan::StepResult& r) {
           share(r.sync_stall_s, r),
           share(r.host_bound_s, r),
           memory(r)};
+  if (with_ep) cells.insert(cells.begin() + 13, share(r.exposed_comm_s.ep, r));
+  return cells;
 }
 
 std::string shard_text(const SweepOutcome& o) {
@@ -59,12 +61,17 @@ std::string clock(double seconds) {
 std::string format_ranking(const SweepOutcome& outcome, std::size_t top) {
   const auto order = ranking(outcome);
   if (order.empty()) return "no plan fits in memory\n";
-  report::TextTable table({"#", "plan", "tokens/s", "step", "TFLOP/s/GPU", "MFU", "HFU", "m", "bubble", "TP comm",
-                           "PP comm", "DP comm", "ZeRO comm", "stalls", "host", "peak memory"},
-                          {Align::right, Align::left, Align::right, Align::right, Align::right, Align::right,
-                           Align::right, Align::right, Align::right, Align::right, Align::right, Align::right,
-                           Align::right, Align::right, Align::right, Align::right});
-  for (std::size_t i = 0; i < order.size() && i < top; ++i) table.add_row(row(i + 1, outcome.results[order[i]].result));
+  // The EP column only when a plan has expert parallelism, as in the comparison table.
+  const bool with_ep = std::any_of(outcome.results.begin(), outcome.results.end(),
+                                   [](const PlanResult& p) { return p.result.ep > 1; });
+  std::vector<std::string> header{"#",       "plan",    "tokens/s", "step",      "TFLOP/s/GPU", "MFU",  "HFU", "m",
+                                  "bubble",  "TP comm", "PP comm",  "DP comm",   "ZeRO comm",   "stalls", "host",
+                                  "peak memory"};
+  if (with_ep) header.insert(header.begin() + 13, "EP comm");
+  std::vector<Align> align(header.size(), Align::right);
+  align[1] = Align::left;
+  report::TextTable table(header, align);
+  for (std::size_t i = 0; i < order.size() && i < top; ++i) table.add_row(row(i + 1, outcome.results[order[i]].result, with_ep));
   return table.render() +
          "comm and stalls: exposed time as a share of the step; host: GPU idle while its host thread issues "
          "kernels; m: microbatches per step; ranked by tokens/s\n";

@@ -223,6 +223,26 @@ TEST_CASE("a capacity factor pads every expert's buffer to capacity_factor·T·k
         8 * 256 * 4096 * 2);
 }
 
+TEST_CASE("under expert parallelism a rank runs E/ep experts on the rows its EP group routes to them") {
+  ModelSpec m = load_model("mixtral-8x7b");
+  const LayerShape ep4{.micro_batch = 1, .seq = 4096, .ep = 4};
+  const auto ops = layer_ops(m, ep4);
+  // 2 local experts; 4 ranks' T·k = 4·4096·2 routed rows over 8 experts: 4096 rows each.
+  CHECK(op_named(ops, "expert_up").gemm == GemmShape{2, 4096, 2 * 14336, 4096});
+  // The same expert FLOPs per rank as without EP (balanced), a quarter of the expert parameters.
+  CHECK(op_flops(ops, "expert_up") == doctest::Approx(op_flops(layer_ops(m, {.micro_batch = 1, .seq = 4096}), "expert_up")));
+  CHECK(sum_ops(ops).expert_params * 4 == sum_ops(layer_ops(m, {.micro_batch = 1, .seq = 4096})).expert_params);
+  // The dispatch all-to-all: the rank's T·k copies of h values, 16-bit.
+  CHECK(moe_dispatch_bytes(m, ep4) == 4096 * 2 * 4096 * 2);
+  CHECK(moe_dispatch_bytes(m, {.micro_batch = 1, .seq = 4096}) == 0);
+  // The busiest rank at 1.5× the mean load: its rows and bytes, and so every rank's time.
+  m.moe.load_imbalance = 1.5;
+  CHECK(op_named(layer_ops(m, ep4), "expert_up").gemm.m == 6144);
+  CHECK(moe_dispatch_bytes(m, ep4) == 3 * 4096 * 4096 * 2);
+  // Without EP the rank runs all the experts: imbalance leaves the sum, and the mean, alone.
+  CHECK(op_named(layer_ops(m, {.micro_batch = 1, .seq = 4096}), "expert_up").gemm.m == 1024);
+}
+
 TEST_CASE("a shared expert and its gate run on every token (Qwen1.5-MoE)") {
   const ModelSpec m = load_model("qwen1.5-moe-a2.7b");  // h 2048, shared f 5632, 60 experts, k 4
   const auto ops = layer_ops(m, {.micro_batch = 2, .seq = 2048});

@@ -1,0 +1,110 @@
+// Expert parallelism (Megatron-Core's EP inside DP): a MoE layer's experts split over the EP
+// group, its tokens exchanged by an all-to-all before and after the experts in forward and again
+// in backward, and the routed experts' gradients reduced only over the dp/ep ranks that hold the
+// same experts. On the ideal network (every collective takes bytes / bandwidth) the times and
+// volumes are derived by hand.
+#include <doctest/doctest.h>
+
+#include "sim/plan/rank_grid.hpp"
+#include "sim/plan/stage_costs.hpp"
+#include "tests/sim/plan/plan_fixture.hpp"
+
+using namespace stepsim;
+using namespace stepsim::plan;
+
+namespace {
+
+constexpr double kBandwidth = 1e12;
+
+// 4 MoE layers of 8 SwiGLU experts (h 512, expert width 1024, top 2) on one DGX A100; one
+// microbatch of one 1,024-token sequence per rank.
+std::string moe_scenario(const std::string& strategy) {
+  return R"(name: moe
+hardware: {preset: dgx-a100}
+model: {name: tiny-moe, layers: 4, hidden: 512, heads: 8, vocab: 1000, position: rotary, activation: swiglu,
+        norm: rmsnorm, bias: false, dropout: false, moe: {experts: 8, top_k: 2, expert_ffn: 1024}}
+training: {seq_len: 1024, global_batch: 8}
+strategies:
+  - )" + strategy + "\n";
+}
+
+StepResult run(const std::string& strategy) {
+  auto sc = plan_test::scenario(moe_scenario(strategy));
+  sc.cluster.gpu.comm_slowdown = 0;
+  SimOptions opt = plan_test::ideal_network(kBandwidth);
+  opt.detail = true;
+  return simulate(sc, sc.strategies[0], opt);
+}
+
+double bytes_of(const StepResult& r, int rank, TaskCategory category, int* count = nullptr) {
+  double bytes = 0;
+  for (const auto& t : r.tasks)
+    if (t.rank == rank && t.category == category) {
+      bytes += t.bytes;
+      if (count) ++*count;
+    }
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("EP groups are consecutive DP ranks; expert-DP groups hold the same experts") {
+  const RankGrid grid(2, 1, 4, "tp-dp-pp");  // rank = tp + 2·dp
+  CHECK(grid.ep_group(0, 2) == std::vector<int>{0, 2});
+  CHECK(grid.ep_group(5, 2) == std::vector<int>{5, 7});
+  CHECK(grid.expert_dp_group(0, 2) == std::vector<int>{0, 4});
+  CHECK(grid.expert_dp_group(7, 2) == std::vector<int>{3, 7});
+  CHECK(grid.expert_dp_group(1, 4) == std::vector<int>{1});
+}
+
+TEST_CASE("each MoE layer exchanges its tokens four times a step per microbatch, every time exposed") {
+  // ep 8: the rank keeps 1 of the 8 experts. Each all-to-all carries the rank's T·k copies of h
+  // values, 1024·2·512·2 B = 2 MiB; dispatch and combine in forward and in backward on each of
+  // the 4 layers: 16, each blocking the compute stream for bytes / bandwidth.
+  const StepResult r = run("{name: ep8, dp: 8, ep: 8}");
+  int count = 0;
+  const double bytes = bytes_of(r, 0, TaskCategory::ep_comm, &count);
+  CHECK(count == 16);
+  CHECK(bytes == doctest::Approx(16.0 * 1024 * 2 * 512 * 2));
+  CHECK(r.exposed_comm_s.ep == doctest::Approx(16.0 * 1024 * 2 * 512 * 2 / kBandwidth).epsilon(1e-9));
+  CHECK(r.ep == 8);
+  // Without EP there is no all-to-all.
+  CHECK(run("{name: dp8, dp: 8}").exposed_comm_s.ep == 0);
+}
+
+TEST_CASE("routed experts' gradients are reduced over their own replicas, the rest over DP") {
+  const auto sc = plan_test::scenario(moe_scenario("{name: ep8, dp: 8, ep: 8}"));
+  const LayerCost ep8 = layer_cost(cost_inputs(sc, sc.strategies[0]));
+  // One local expert: 3 · 512 · 1024 parameters.
+  CHECK(ep8.expert_params == 3 * 512 * 1024);
+  const auto sc4 = plan_test::scenario(moe_scenario("{name: ep4, dp: 8, ep: 4}"));
+  const LayerCost ep4 = layer_cost(cost_inputs(sc4, sc4.strategies[0]));
+  CHECK(ep4.expert_params == 2 * 3 * 512 * 1024);
+  CHECK(ep8.params - ep8.expert_params == ep4.params - ep4.expert_params);
+  // ep == dp: each expert lives on one rank, nothing to reduce for it; the all-reduce carries the
+  // 4 layers' other parameters at 2 B.
+  const double dense = 4.0 * static_cast<double>(ep8.params - ep8.expert_params) * 2;
+  CHECK(bytes_of(run("{name: ep8, dp: 8, ep: 8}"), 0, TaskCategory::dp_comm) == doctest::Approx(dense));
+  // ep 4: the two ranks holding the same two experts all-reduce them too.
+  const double with_experts = dense + 4.0 * static_cast<double>(ep4.expert_params) * 2;
+  CHECK(bytes_of(run("{name: ep4, dp: 8, ep: 4}"), 0, TaskCategory::dp_comm) == doctest::Approx(with_experts));
+}
+
+TEST_CASE("expert parallelism is refused where it cannot run, at the key") {
+  auto error = [](const std::string& yaml) {
+    const auto sc = plan_test::scenario(yaml);
+    try {
+      check_strategy(sc, sc.strategies[0]);
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error(plan_test::small_gpt("{name: e, dp: 8, ep: 2}")) ==
+        "test.yaml:6:26: strategies[0].ep: expert parallelism needs a mixture-of-experts model; small-gpt is dense");
+  CHECK(error(moe_scenario("{name: e, dp: 8, ep: 3}")).find("expected ep to divide dp = 8") != std::string::npos);
+  CHECK(error(moe_scenario("{name: e, tp: 2, dp: 4, ep: 4, sequence_parallel: false}")).find("needs sequence_parallel: true") !=
+        std::string::npos);
+  CHECK(error(moe_scenario("{name: e, dp: 8, ep: 8, zero_stage: 3}")).find("expert parallelism is modelled with ZeRO-0/1") !=
+        std::string::npos);
+}
