@@ -1,5 +1,5 @@
 // `stepsim advise`: from a finished sweep, which plan to run on this box, by how much it beats the
-// best plain data-parallel / ZeRO plan (tp = pp = 1) and the best 3D plan (tp > 1 and pp > 1; if
+// best plain data-parallel / ZeRO plan (tp = pp = ep = 1) and the best 3D plan (tp > 1 and pp > 1; if
 // none fits, the best with tp > 1 or pp > 1), why (each plan's step broken into bubble, exposed
 // TP/PP/DP/ZeRO communication, stalls and memory), and what would change the answer: arithmetic
 // on the measured losses ("if its TP all-reduce were free") and the three plans re-simulated on a

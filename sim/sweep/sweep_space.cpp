@@ -84,6 +84,15 @@ std::vector<int> micro_batches(const plan::Scenario& sc, const SweepSpace& space
   return out;
 }
 
+std::vector<int> ep_choices(const plan::Scenario& sc, const SweepSpace& space, int dp, int z) {
+  if (!space.ep.empty()) return space.ep;
+  std::vector<int> out{1};
+  if (!sc.model.moe.enabled() || z >= 2) return out;
+  for (int ep = 2; ep <= dp; ++ep)
+    if (dp % ep == 0 && sc.model.moe.experts % ep == 0) out.push_back(ep);
+  return out;
+}
+
 std::vector<bool> sequence_parallel_choices(const SweepSpace& space, int tp) {
   std::vector<bool> out;
   for (bool sp : or_default(space.sequence_parallel, {false, true}))
@@ -115,11 +124,13 @@ class Enumerator {
     const int dp = gpus / (tp * pp);
     base.dp = dp;
     for (int z : zero_stages(space_, framework, pp, dp))
+      for (int ep : ep_choices(sc_, space_, dp, z))
       for (int mb : micro_batches(sc_, space_, dp))
         for (const ScheduleChoice& sched : schedule_choices(sc_, space_, pp))
           for (Recompute rc : or_default(space_.recompute, {Recompute::none, Recompute::selective, Recompute::full}))
             for (bool sp : sequence_parallel_choices(space_, tp)) {
               Strategy s = with_framework(base, framework, z);
+              s.ep = ep;
               s.micro_batch = mb;
               s.schedule = sched.kind;
               s.v = sched.v;
@@ -155,6 +166,7 @@ std::string plan_name(const Strategy& s) {
   std::string name = s.framework == plan::Framework::generic ? "" : std::string(plan::to_string(s.framework)) + "-";
   name += "tp" + std::to_string(s.tp) + "-pp" + std::to_string(s.pp);
   if (dp > 0) name += "-dp" + std::to_string(dp);
+  if (s.ep > 1) name += "-ep" + std::to_string(s.ep);
   name += "-z" + std::to_string(s.effective_zero_stage()) + "-mb" + std::to_string(s.micro_batch);
   if (s.pp > 1) name += std::string("-") + plan::to_string(s.schedule);
   if (s.schedule == ScheduleKind::interleaved) name += "-v" + std::to_string(s.v);

@@ -39,6 +39,9 @@ inline constexpr int kDefaultMaxMicroBatch = 8;
 struct SweepSpace {
   std::vector<plan::Framework> framework;               ///< empty = generic
   std::vector<int> tp, pp, zero_stage, micro_batch, v;  ///< empty = every sensible value
+  /// Expert-parallel degrees; empty = for a MoE model every divisor of dp that divides its
+  /// experts (ZeRO-0/1 only, where EP is modelled), for a dense model 1.
+  std::vector<int> ep;
   std::vector<plan::ScheduleKind> schedule;
   std::vector<plan::Recompute> recompute;
   std::vector<bool> sequence_parallel;
