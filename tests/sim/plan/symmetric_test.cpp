@@ -9,10 +9,13 @@ using namespace stepsim::plan;
 
 namespace {
 
-void check_same(const std::string& strategy, double tolerance = 0.005, int nodes = 2, int global_batch = 32) {
+const char* const kSmallGpt = "{name: small-gpt, layers: 12, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}";
+
+void check_same(const std::string& strategy, double tolerance = 0.005, int nodes = 2, int global_batch = 32,
+                const std::string& model = kSmallGpt) {
   auto sc = plan_test::scenario(R"(name: sym
 hardware: {preset: dgx-a100, nodes: )" + std::to_string(nodes) + R"(}
-model: {name: small-gpt, layers: 12, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024}
+model: )" + model + R"(
 training: {seq_len: 1024, global_batch: )" + std::to_string(global_batch) + R"(}
 strategies:
   - )" + strategy + "\n");
@@ -68,6 +71,16 @@ TEST_CASE("symmetric equals full where FSDP defers its reductions: under PP and 
   // one stream FSDP uses; no_sync reduces once, in the last microbatch's backward.
   check_same("{name: p, framework: fsdp, tp: 2, pp: 2, micro_batch: 1}");
   check_same("{name: n, framework: fsdp, tp: 2, micro_batch: 1, fsdp_no_sync: true}");
+}
+
+TEST_CASE("symmetric equals full for expert parallelism: all-to-alls within and across servers") {
+  // The EP group of 8 (one server) and of 16 (both), all of it simulated in full fidelity, one
+  // member in symmetric, where Collectives times the all-to-all with every concurrent group.
+  const std::string moe = "{name: small-moe, layers: 4, hidden: 1024, heads: 16, vocab: 32000, position: rotary, "
+                          "moe: {experts: 16, top_k: 2, expert_ffn: 1024}}";
+  check_same("{name: ep8, dp: 16, ep: 8, micro_batch: 1}", 0.005, 2, 32, moe);
+  check_same("{name: ep16, dp: 16, ep: 16, micro_batch: 1}", 0.005, 2, 32, moe);
+  check_same("{name: tp2-ep4, tp: 2, dp: 8, ep: 4, micro_batch: 1, sequence_parallel: true}", 0.005, 2, 32, moe);
 }
 
 TEST_CASE("symmetric fidelity refuses faults") {
