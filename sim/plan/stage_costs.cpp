@@ -123,9 +123,12 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
     // forward: the TP reduce-scatter, then the all-to-all).
     for (auto it = points.rbegin(); it != points.rend(); ++it)
       if (const CommPoint& p = *it; p.after == k && p.bwd && (out.back().compute_ps > 0 || closed_here)) {
+        // Only the first collective after op k has the next op's weight-gradient GEMM to run
+        // beside, and only a TP one (Megatron's async TP reduction); an all-to-all blocks.
+        const bool first_here = !closed_here;
         closed_here = true;
         close_with(out.back(), p, p.bwd_op);
-        if (tp_overlap && !split_weight && k + 1 < t.size()) {
+        if (first_here && p.group == LayerGroup::tp && tp_overlap && !split_weight && k + 1 < t.size()) {
           out.back().overlap_ps = t[k + 1].bwd_weight_ps;
           out.back().compute_ps -= t[k + 1].bwd_weight_ps;
         }

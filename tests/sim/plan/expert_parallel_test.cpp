@@ -5,6 +5,7 @@
 // volumes are derived by hand.
 #include <doctest/doctest.h>
 
+#include "models/compute_time.hpp"
 #include "sim/plan/rank_grid.hpp"
 #include "sim/plan/stage_costs.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
@@ -107,4 +108,21 @@ TEST_CASE("expert parallelism is refused where it cannot run, at the key") {
         std::string::npos);
   CHECK(error(moe_scenario("{name: e, dp: 8, ep: 8, zero_stage: 3}")).find("expert parallelism is modelled with ZeRO-0/1") !=
         std::string::npos);
+}
+
+TEST_CASE("an EP layer's backward keeps every op's time: nothing runs beside an all-to-all") {
+  for (const char* strategy : {"{name: ep8, dp: 8, ep: 8}", "{name: tp2-ep4, tp: 2, dp: 4, ep: 4, sequence_parallel: true}"}) {
+    CAPTURE(strategy);
+    const auto sc = plan_test::scenario(moe_scenario(strategy));
+    const CostInputs in = cost_inputs(sc, sc.strategies[0]);
+    const LayerCost c = layer_cost(in);
+    const models::OpsTime ops = models::time_ops(models::layer_ops(*in.model, in.shape), *in.gpu, in.dtype);
+    std::int64_t simulated = 0;
+    for (const Segment& s : c.bwd) {
+      CHECK(s.compute_ps >= 0);
+      if (s.group == LayerGroup::ep) CHECK(s.overlap_ps == 0);
+      simulated += s.compute_ps + s.overlap_ps;
+    }
+    CHECK(simulated == ops.bwd_input_ps + ops.bwd_weight_ps);
+  }
 }
