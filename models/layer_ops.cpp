@@ -33,8 +33,9 @@ using I64 = std::int64_t;
 // The sizes every op of a layer needs, per TP rank.
 struct Dims {
   double e;       // bytes per element
-  I64 b, s;
-  I64 tokens;     // T = b·s, rows of every GEMM
+  I64 b, s;       // s: the whole sequence (attention's keys)
+  int cp;         // context-parallel ranks sharing it
+  I64 tokens;     // T = b·s/cp, rows of every GEMM
   I64 norm_tokens;  // T/t with sequence parallelism, else T: rows of norms and dropouts
   I64 h, d;
   I64 q_heads;    // a/t
@@ -51,11 +52,15 @@ Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
     throw std::invalid_argument("tp=" + std::to_string(shape.tp) + " does not divide the " +
                                 std::to_string(m.heads) + " heads and ffn " +
                                 std::to_string(m.ffn_hidden) + " of " + m.name);
+  if (shape.cp < 1 || (shape.cp > 1 && (!shape.flash_attention || shape.seq % (2 * shape.cp) != 0)))
+    throw std::invalid_argument("cp=" + std::to_string(shape.cp) + " needs flash attention and 2·cp dividing s = " +
+                                std::to_string(shape.seq));
   Dims x{};
   x.e = shape.bytes_per_element;
   x.b = shape.micro_batch;
   x.s = shape.seq;
-  x.tokens = x.b * x.s;
+  x.cp = shape.cp;
+  x.tokens = x.b * x.s / x.cp;
   x.norm_tokens = shape.sequence_parallel ? x.tokens / shape.tp : x.tokens;
   x.h = m.hidden;
   x.d = m.head_dim;
@@ -203,20 +208,33 @@ void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerSha
   const double kv = static_cast<double>(x.tokens * x.kv_heads * x.d) * x.e;
   // Scores Q·Kᵀ and context P·V: 2·b·s²·(a/t)·d each; FlashAttention-2 skips the masked half
   // (Dao 2023). Its backward recomputes the scores: 5 GEMMs to the forward's 2, so 2.5×.
-  const double full = 4.0 * static_cast<double>(x.b * x.q_heads * x.d) * static_cast<double>(x.s * x.s);
-  OpCost op;
-  op.name = "attention";
-  op.kind = shape.cudnn_attention ? OpKind::cudnn_attention : OpKind::flash_attention;
-  op.gemm = {x.b * x.q_heads, x.s, x.s, x.d};
-  op.fwd_flops = shape.causal_skip ? full / 2 : full;
-  op.bwd_input_flops = 2.5 * op.fwd_flops;
-  op.fwd_bytes = 2 * q + 2 * kv;             // read q, k, v; write o
-  op.bwd_input_bytes = 2 * (3 * q + 2 * kv);  // read q, k, v, o, do; write dq, dk, dv
-  // Keeps Q, K, V (6sbh/t for MHA); O is out_proj's stored input; no s² term (Korthikanti).
-  op.activation_bytes = to_bytes(q + 2 * kv);
-  op.recompute = shape.recompute == Recompute::selective;  // Megatron checkpoints core attention
-  op.bwd_kernels = 2;
-  ops.push_back(op);
+  // Under context parallelism the rank's s/cp queries meet all s keys, one K/V chunk per ring
+  // step: cp blocks of (s/cp)² each, the causal half skipped on average, as the load-balanced
+  // chunks give every rank the same share (Megatron-Core's get_batch_on_this_cp_rank).
+  const double full = 4.0 * static_cast<double>(x.b * x.q_heads * x.d) * static_cast<double>(x.s * x.s) / x.cp;
+  const I64 block = x.s / x.cp;
+  for (int step = 0; step < x.cp; ++step) {
+    OpCost op;
+    op.name = "attention";
+    op.kind = shape.cudnn_attention ? OpKind::cudnn_attention : OpKind::flash_attention;
+    op.gemm = {x.b * x.q_heads, block, block, x.d};
+    op.fwd_flops = (shape.causal_skip ? full / 2 : full) / x.cp;
+    op.bwd_input_flops = 2.5 * op.fwd_flops;
+    // Each block reads q and one K/V chunk and writes (corrects) o; its backward reads q, k, v,
+    // o, do and writes dq, dk, dv.
+    op.fwd_bytes = 2 * q + 2 * kv;
+    op.bwd_input_bytes = 2 * (3 * q + 2 * kv);
+    // Keeps Q, K, V (6sbh/t for MHA); O is out_proj's stored input; no s² term (Korthikanti).
+    // Ring attention keeps only the rank's own chunk: backward circulates K/V again.
+    op.activation_bytes = step == 0 ? to_bytes(q + 2 * kv) : 0;
+    op.recompute = shape.recompute == Recompute::selective;  // Megatron checkpoints core attention
+    // A ring step adds the softmax-statistics correction of the partial output
+    // (TransformerEngine's flash_attn_fwd_softmax_lse_correction) and, backward, the
+    // accumulation of the chunk's dK/dV.
+    op.fwd_kernels = x.cp > 1 ? 2 : 1;
+    op.bwd_kernels = x.cp > 1 ? 3 : 2;
+    ops.push_back(op);
+  }
 }
 
 // Megatron-LM's fused scale+mask+softmax kernel runs only where its CUDA kernel handles the
@@ -400,6 +418,12 @@ std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape) {
   const Dims x = dims_of(m, shape);
   const double copies = static_cast<double>(x.norm_tokens * m.moe.top_k * x.h) * x.e;
   return static_cast<I64>(std::ceil(copies * (m.moe.capacity_factor > 0 ? 1.0 : m.moe.load_imbalance)));
+}
+
+std::int64_t cp_kv_bytes(const ModelSpec& m, const LayerShape& shape) {
+  if (shape.cp == 1) return 0;
+  const Dims x = dims_of(m, shape);
+  return 2 * x.tokens * x.kv_heads * x.d * static_cast<I64>(x.e);
 }
 
 OpTotals sum_ops(const std::vector<OpCost>& ops) {

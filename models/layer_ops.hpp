@@ -12,7 +12,8 @@
 // QKV 2·b·s·h·(h + 2·g·d); scores and context 2·b·s²·h each (×½ with causal_skip under flash
 // attention); output 2·b·s·h²; MLP 4·b·s·h·f (GELU) or 6·b·s·h·f (SwiGLU); logits 2·b·s·h·V.
 // Activation bytes per layer add up to Korthikanti's sbh(34 + 5as/h) for a GPT layer
-// (tests/models/layer_ops_test.cpp checks every mode).
+// (tests/models/layer_ops_test.cpp checks every mode). Under context parallelism every count is
+// for the rank's s/cp tokens; attention's queries are those tokens, its keys all s.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,12 @@ struct LayerShape {
   /// Expert-parallel ranks sharing a MoE layer's experts: each holds E/ep of them and receives
   /// the tokens routed to them from the ep ranks of its group (all-to-all, placed by sim/plan).
   int ep = 1;
+  /// Context-parallel ranks sharing each sequence (Megatron-Core --context-parallel-size): each
+  /// holds s/cp of its tokens (two chunks of s/(2·cp), load-balanced for the causal mask), runs
+  /// every op on them, and its attention in cp blocks, one per K/V chunk arriving round the ring
+  /// (TransformerEngine's ring attention; the exchange is placed by sim/plan). Requires flash
+  /// attention and 2·cp dividing s.
+  int cp = 1;
 
   auto operator<=>(const LayerShape&) const = default;
 };
@@ -98,6 +105,10 @@ std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape);
 /// nccl-tests size of the alltoall): its (s/t with SP) tokens, k copies each, h wide, at the
 /// busiest rank's load_imbalance. The combine all-to-all moves the same back. 0 when ep == 1.
 std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape);
+
+/// Bytes one rank sends in one step of ring attention under context parallelism: the K and V of
+/// its s/cp tokens, its (g/t) KV heads wide. 0 when cp == 1.
+std::int64_t cp_kv_bytes(const ModelSpec& m, const LayerShape& shape);
 
 /// Sums over ops (one layer's, or a stage's concatenated lists).
 struct OpTotals {
