@@ -12,7 +12,7 @@
 //     than 0.1 % and made single-server sweeps 2-5x slower (each collective becomes a launch,
 //     flows and joins), so on NVLink the idle time stands (a choice by topology, the same at every
 //     size).
-// - shared: DP/ZeRO (and a MoE layer's expert-parallel all-to-all) in symmetric fidelity. The time of the bucket when EVERY concurrent group of
+// - shared: DP/ZeRO (and a MoE layer's expert-parallel all-to-all, ring attention's K/V exchange) in symmetric fidelity. The time of the bucket when EVERY concurrent group of
 //   that stage and shape (one per TP index) runs it at once on an idle machine
 //   (comm::concurrent_idle_time), so NIC sharing between groups is what the full cluster sees;
 //   split into a latency part, paid alone, and a bandwidth part that is a flow on one link per
@@ -38,7 +38,8 @@ std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std
     const bool free = std::isinf(*bw) || bytes == 0;
     return timed(streams, free ? core::Duration{} : core::transfer_time(bytes, *bw));
   }
-  if ((cls == CommClass::dp || cls == CommClass::zero || cls == CommClass::ep) && streams.size() < group.size())
+  if ((cls == CommClass::dp || cls == CommClass::zero || cls == CommClass::ep || cls == CommClass::cp) &&
+      streams.size() < group.size())
     return shared(streams, group, concurrent_dp_time(op, bytes, stage, group));
   if (cls == CommClass::tp && !leaves_nvlink(group)) return timed(streams, isolated_time(op, group, bytes));
   comm::CollectiveRequest request;

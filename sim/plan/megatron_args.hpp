@@ -7,7 +7,7 @@
 // What it sets (names and defaults as megatron/training/arguments.py has them; a store_true flag
 // that is absent is off): framework megatron-core; --tensor-model-parallel-size → tp,
 // --pipeline-model-parallel-size → pp, --num-layers-per-virtual-pipeline-stage or
-// --num-virtual-stages-per-pipeline-rank → v with the interleaved schedule, --micro-batch-size →
+// --num-virtual-stages-per-pipeline-rank → v with the interleaved schedule, --context-parallel-size → cp, --micro-batch-size →
 // micro_batch, --sequence-parallel, --use-distributed-optimizer, --overlap-grad-reduce →
 // dp_overlap, --overlap-param-gather, --tp-comm-overlap, --grad-reduce-in-bf16,
 // --ddp-bucket-size (parameters), --recompute-granularity / --recompute-activations → recompute,
@@ -16,7 +16,8 @@
 // the model's shape (--num-layers, --hidden-size, --ffn-hidden-size, --num-attention-heads,
 // --group-query-attention with --num-query-groups, --swiglu, --normalization,
 // --position-embedding-type, --untie-embeddings-and-output-weights).
-// Refused with their position: context and expert parallelism and MoE (not modelled yet).
+// Refused with their position: expert parallelism and MoE (their model and plan are written in
+// the scenario instead).
 // Flags that change a step's cost and are not modelled, and flags this reader does not know, are
 // positioned notes the commands print as warnings; data, logging, checkpoint and learning-rate
 // flags are read and left.

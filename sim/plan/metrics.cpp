@@ -128,7 +128,8 @@ void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
   r.host_bound_s = host / n * 1e-12;
   auto seconds = [&](CommClass c) { return exposed[static_cast<int>(c)] / n * 1e-12; };
   r.exposed_comm_s = {.tp = seconds(CommClass::tp), .pp = seconds(CommClass::pp), .dp = seconds(CommClass::dp),
-                      .zero = seconds(CommClass::zero), .ep = seconds(CommClass::ep)};
+                      .zero = seconds(CommClass::zero), .ep = seconds(CommClass::ep),
+                      .cp = seconds(CommClass::cp)};
 }
 
 }  // namespace stepsim::plan

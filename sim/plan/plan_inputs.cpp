@@ -51,12 +51,13 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   PlanInputs in{.sc = sc,
                 .st = st,
                 .opt = opt,
-                .grid = RankGrid(st.tp, st.pp, st.dp, st.rank_order),
+                .grid = RankGrid(st.tp, st.pp, st.dp, st.rank_order, st.cp),
                 .schedule = make_schedule(st.schedule, st.pp, microbatches(sc, st), st.v)};
   in.symmetric = use_symmetric(sc, opt);
   in.large_cluster = sc.cluster.gpu_count() > kSymmetricAboveGpus;
-  // Fused passes time only TP collectives; a MoE layer's all-to-all keeps its segments.
-  in.fused = in.large_cluster && !st.shards_parameters() && st.ep == 1 && tp_within_servers(sc, in.grid);
+  // Fused passes time only TP collectives; a MoE layer's all-to-all and ring attention's K/V
+  // exchange keep their segments.
+  in.fused = in.large_cluster && !st.shards_parameters() && st.ep == 1 && st.cp == 1 && tp_within_servers(sc, in.grid);
   in.cost_in = cost_inputs(sc, st);
   if (opt.hooks.instant_host) in.cost_in.host_call_ps = 0;
   in.layer = layer_cost(in.cost_in);
@@ -68,7 +69,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
                            sc.training.precision != Precision::fp16) ||
                           (st.framework == Framework::fsdp && st.fsdp_reduce_fp32);
   in.grad_bytes = fp32_grads ? 4 : 2;
-  in.shard_degree = st.fsdp_shard_degree > 0 ? st.fsdp_shard_degree : st.dp;
+  in.shard_degree = st.fsdp_shard_degree > 0 ? st.fsdp_shard_degree : st.dp * st.cp;
   if (st.framework == Framework::megatron_core) in.passes_sync_device = st.pp > 1 && st.schedule != ScheduleKind::interleaved;
   split_layers(in);
   return in;

@@ -36,7 +36,7 @@ struct PlanInputs {
   /// per-pass timers synchronize; Megatron-Core's do not (--timing-log-level 0), and only its
   /// non-interleaved pipeline's batched p2p synchronizes the device (batch_p2p_sync).
   bool passes_sync_device = true;
-  /// Ranks that shard the model states among them: dp, or under FSDP's HYBRID_SHARD the DP ranks
+  /// Ranks that shard the model states among them: dp·cp, or under FSDP's HYBRID_SHARD the DP ranks
   /// of one server (consecutive in the DP group), the shard group; the rest are its replicas.
   int shard_degree = 1;
   std::vector<int> layers_of_vstage{}, first_layer_of_vstage{};  ///< [virtual stage]

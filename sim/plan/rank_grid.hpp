@@ -1,6 +1,8 @@
 // The parallel grid: which GPU holds which (tp, dp, pp) coordinate, and the groups that talk.
 // rank_order names the dimensions innermost first; "tp-dp-pp" (Megatron-LM's default) puts a TP
 // group on consecutive GPUs, DP replicas next, pipeline stages outermost. Rank r runs on GPU r.
+// Context parallelism (Megatron-Core's order tp-cp-ep-dp-pp) sits inside the data dimension: its
+// cp ranks are consecutive there, so "tp-dp-pp" with cp > 1 is Megatron-Core's "tp-cp-dp-pp".
 // Header-only, O(1) per query.
 #pragma once
 
@@ -17,7 +19,8 @@ struct Coord {
 class RankGrid {
  public:
   /// Requires: order is a permutation of "tp", "dp", "pp" joined by '-' (check_strategy ensures it).
-  RankGrid(int tp, int pp, int dp, const std::string& order) : size_{tp, dp, pp} {
+  /// `dp` replicas of `cp` context-parallel ranks each make the data dimension (dp·cp ranks).
+  RankGrid(int tp, int pp, int dp, const std::string& order, int cp = 1) : size_{tp, dp * cp, pp}, cp_(cp) {
     for (int i = 0; i < 3; ++i) {
       const std::string part = order.substr(static_cast<std::size_t>(i) * 3, 2);
       dim_[i] = part == "tp" ? 0 : part == "dp" ? 1 : 2;
@@ -31,8 +34,11 @@ class RankGrid {
 
   int size() const { return size_[0] * size_[1] * size_[2]; }
   int tp() const { return size_[0]; }
+  /// Ranks of the data dimension: DP replicas × CP ranks, which hold the same parameters and
+  /// reduce their gradients together (Megatron-Core's data-parallel group with context parallel).
   int dp() const { return size_[1]; }
   int pp() const { return size_[2]; }
+  int cp() const { return cp_; }
 
   int rank(Coord c) const { return c.tp * stride_[0] + c.dp * stride_[1] + c.pp * stride_[2]; }
   Coord coord(int rank) const {
@@ -41,6 +47,8 @@ class RankGrid {
   std::vector<int> tp_group(int rank) const { return group(rank, 0); }
   std::vector<int> dp_group(int rank) const { return group(rank, 1); }
   std::vector<int> pp_group(int rank) const { return group(rank, 2); }
+  /// The cp consecutive data indices around `rank` that share its sequences (ring attention).
+  std::vector<int> cp_group(int rank) const { return ep_group(rank, cp_); }
   /// Expert parallelism splits DP (Megatron-Core's parallel_state.py, EP inside DP): the expert-
   /// parallel group is the `ep` consecutive DP indices around `rank` (it exchanges tokens), the
   /// expert-data-parallel group the dp/ep indices with the same position in their EP group (they
@@ -81,7 +89,8 @@ class RankGrid {
     return out;
   }
 
-  std::array<int, 3> size_{};    // tp, dp, pp
+  std::array<int, 3> size_{};    // tp, dp·cp, pp
+  int cp_ = 1;
   std::array<int, 3> dim_{};     // order position -> dimension
   std::array<int, 3> stride_{};  // dimension -> stride in ranks
 };

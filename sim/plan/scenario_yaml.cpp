@@ -72,13 +72,14 @@ void read_parallel_sizes(const Field& f, Strategy& s) {
   if (auto x = f.optional("pp")) { s.pp = read_int(*x, 1, kMax); s.where.pp = x->pos(); }
   if (auto x = f.optional("dp")) { s.dp = read_int(*x, 1, kMax); s.where.dp = x->pos(); }
   if (auto x = f.optional("ep")) { s.ep = read_int(*x, 1, kMax); s.where.ep = x->pos(); }
+  if (auto x = f.optional("cp")) { s.cp = read_int(*x, 1, kMax); s.where.cp = x->pos(); }
   if (auto x = f.optional("zero_stage")) { s.zero_stage = read_int(*x, 0, 3); s.where.zero_stage = x->pos(); }
   if (auto x = f.optional("micro_batch")) { s.micro_batch = read_int(*x, 1, kMax); s.where.micro_batch = x->pos(); }
   if (auto x = f.optional("v")) { s.v = read_int(*x, 1, 1024); s.where.v = x->pos(); }
 }
 
 Strategy read_strategy(const Field& f, int index) {
-  f.check_keys({"name", "tp", "pp", "dp", "ep", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
+  f.check_keys({"name", "tp", "pp", "dp", "ep", "cp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",

@@ -17,6 +17,7 @@ void fill_context(const Build& b, StepResult& r) {
   r.ep = b.in.st.ep;
   r.pp = b.in.st.pp;
   r.dp = b.in.st.dp;
+  r.cp = b.in.st.cp;
   r.zero_stage = b.in.st.effective_zero_stage();
   r.micro_batch = b.in.st.micro_batch;
   r.microbatches = b.in.schedule.microbatches;

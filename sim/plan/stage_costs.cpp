@@ -85,6 +85,39 @@ void add_expert_parallel_points(std::vector<CommPoint>& points, const std::vecto
   points.push_back(combine);
 }
 
+// Ring attention under context parallelism (TransformerEngine's AttnFuncWithCPAndKVP2P,
+// transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py): the attention
+// runs as cp blocks, one per K/V chunk. Forward, step j sends the chunk it holds to the next rank
+// while computing block j (cp − 1 exchanges; the last block waits for the last one). Backward,
+// step i sends beside block i's gradient the K/V the next step needs and the dK/dV accumulated so
+// far: K/V alone first, both in the middle, dK/dV alone last (cp exchanges, 2(cp − 1) chunks).
+// comm's send_recv between 2 ranks moves one way; the other direction uses the reverse of the
+// same links, which carry each direction separately, so the time is the same.
+void add_ring_attention_points(std::vector<CommPoint>& points, const std::vector<OpCost>& ops, const CostInputs& in) {
+  const std::int64_t kv = models::cp_kv_bytes(*in.model, in.shape);
+  const int cp = in.shape.cp;
+  std::size_t first = 0;
+  while (first < ops.size() && ops[first].kind != models::OpKind::flash_attention &&
+         ops[first].kind != models::OpKind::cudnn_attention)
+    ++first;
+  const CommPoint exchange{.fwd_op = comm::Op::send_recv, .bwd_op = comm::Op::send_recv, .group = LayerGroup::cp, .bytes = kv};
+  for (int j = 0; j + 1 < cp; ++j) {
+    CommPoint p = exchange;
+    p.after = first + j - 1;
+    p.fwd = true;
+    p.fwd_beside = first + j;
+    points.push_back(p);
+  }
+  for (int k = 0; k < cp; ++k) {
+    CommPoint p = exchange;
+    p.after = first + k;
+    p.bwd = true;
+    p.bwd_beside = first + k;
+    p.bytes = k == 0 || k == cp - 1 ? kv : 2 * kv;
+    points.push_back(p);
+  }
+}
+
 // Host time per op: its forward calls and its backward autograd nodes (one per kernel).
 struct HostTime {
   std::int64_t fwd_ps = 0, bwd_ps = 0;
@@ -122,7 +155,8 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
     // Points after the same op run in reverse in backward (an all-to-all then a TP gather
     // forward: the TP reduce-scatter, then the all-to-all).
     for (auto it = points.rbegin(); it != points.rend(); ++it)
-      if (const CommPoint& p = *it; p.after == k && p.bwd && (out.back().compute_ps > 0 || closed_here)) {
+      if (const CommPoint& p = *it;
+          p.after == k && p.bwd && (out.back().compute_ps > 0 || closed_here || p.bwd_beside == k)) {
         // Only the first collective after op k has the next op's weight-gradient GEMM to run
         // beside, and only a TP one (Megatron's async TP reduction); an all-to-all blocks.
         const bool first_here = !closed_here;
@@ -198,6 +232,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.seq = sc.training.seq_len;
   in.shape.tp = s.tp;
   in.shape.ep = s.ep;
+  in.shape.cp = s.cp;
   in.shape.sequence_parallel = s.sequence_parallel && s.tp > 1;
   in.shape.recompute = s.recompute;
   in.shape.flash_attention = s.flash_attention;
@@ -226,6 +261,7 @@ LayerCost layer_cost(const CostInputs& in) {
       add_pair(points, index_of(ops, "mlp_up"), index_of(ops, "mlp_down"), in.shape.sequence_parallel, in.tp_comm_overlap);
   }
   if (in.model->moe.enabled() && in.shape.ep > 1) add_expert_parallel_points(points, ops, in);
+  if (in.shape.cp > 1) add_ring_attention_points(points, ops, in);
   LayerCost c = cost_of(ops, points, in);
   if (in.shape.recompute != models::Recompute::none) {
     // What backward re-creates for one layer at a time (Korthikanti et al. 2022 §5): the
@@ -262,7 +298,7 @@ LayerCost logits_cost(const CostInputs& in) {
 }
 
 std::int64_t tp_bytes(const CostInputs& in) {
-  return in.shape.micro_batch * in.shape.seq * in.model->hidden * 2;
+  return in.shape.micro_batch * in.shape.seq / in.shape.cp * in.model->hidden * 2;
 }
 
 }  // namespace stepsim::plan

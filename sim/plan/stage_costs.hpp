@@ -16,7 +16,8 @@
 //   token dispatcher); under expert parallelism an all-to-all over the EP group after the permute
 //   and another before the unpermute (MoEAlltoAllTokenDispatcher), each again in backward, with
 //   the TP pair inside them and another around the shared expert.
-// Payload (nccl-tests size, the full buffer): b·s·h·2 bytes. The residual add and norm that end a
+//   Context parallelism: ring attention's K/V exchanges, each beside one attention block.
+// Payload (nccl-tests size, the full buffer): b·(s/cp)·h·2 bytes. The residual add and norm that end a
 // layer are counted with its first segment, a shift of one small memory-bound op.
 // Backward overlap (Megatron-LM --async-tensor-model-parallel-allreduce, on by default since 2021;
 // with SP the reduce-scatter likewise): the input-gradient collective after qkv and mlp_up runs
@@ -33,9 +34,9 @@
 
 namespace stepsim::plan {
 
-/// Which ranks a layer's collective spans: its TP group, or its expert-parallel group (a MoE
-/// layer's token all-to-all).
-enum class LayerGroup : std::uint8_t { tp, ep };
+/// Which ranks a layer's collective spans: its TP group, its expert-parallel group (a MoE
+/// layer's token all-to-all), or its context-parallel group (ring attention's K/V exchange).
+enum class LayerGroup : std::uint8_t { tp, ep, cp };
 
 /// Compute, then (if has_comm) a blocking TP (or EP) collective.
 struct Segment {
@@ -83,7 +84,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s);
 LayerCost layer_cost(const CostInputs& in);
 LayerCost embedding_cost(const CostInputs& in);
 LayerCost logits_cost(const CostInputs& in);
-/// Payload of a TP collective: b·s·h·2 bytes.
+/// Payload of a TP collective: b·(s/cp)·h·2 bytes.
 std::int64_t tp_bytes(const CostInputs& in);
 
 }  // namespace stepsim::plan

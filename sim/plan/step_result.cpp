@@ -14,6 +14,7 @@ const char* to_string(TaskCategory c) {
     case TaskCategory::dp_comm: return "dp_comm";
     case TaskCategory::zero_comm: return "zero_comm";
     case TaskCategory::ep_comm: return "ep_comm";
+    case TaskCategory::cp_comm: return "cp_comm";
     case TaskCategory::host: return "host";
     case TaskCategory::other: return "other";
   }
@@ -22,7 +23,8 @@ const char* to_string(TaskCategory c) {
 
 bool is_communication(TaskCategory c) {
   return c == TaskCategory::tp_comm || c == TaskCategory::pp_comm || c == TaskCategory::dp_comm ||
-         c == TaskCategory::zero_comm || c == TaskCategory::ep_comm;
+         c == TaskCategory::zero_comm || c == TaskCategory::ep_comm ||
+         c == TaskCategory::cp_comm;
 }
 
 }  // namespace stepsim::plan

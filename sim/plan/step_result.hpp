@@ -22,6 +22,7 @@ enum class TaskCategory {
   dp_comm,          ///< data-parallel gradient reduction (and ZeRO-1/2 parameter all-gather)
   zero_comm,        ///< ZeRO-3 parameter all-gather and gradient reduce-scatter
   ep_comm,          ///< expert-parallel token all-to-all (MoE dispatch and combine)
+  cp_comm,          ///< context-parallel K/V exchange (ring attention)
   host,             ///< the framework's CPU thread issuing kernels (and the p2p handshake)
   other,            ///< markers, delays
 };
@@ -85,7 +86,8 @@ struct LinkLoad {
 };
 
 struct ExposedComm {
-  double tp = 0, pp = 0, dp = 0, zero = 0, ep = 0;  ///< seconds, see sim/plan for the definition
+  double tp = 0, pp = 0, dp = 0, zero = 0, ep = 0, cp = 0;  ///< seconds, see sim/plan for the definition
+  double total() const { return tp + pp + dp + zero + ep + cp; }
 };
 
 struct StepResult {
@@ -107,7 +109,7 @@ struct StepResult {
   std::string memory_note;           ///< when it does not fit: by how much and what dominates
   MemoryBreakdown memory_at_peak;
   // Context for reports:
-  int gpus = 0, tp = 1, pp = 1, dp = 1, ep = 1, zero_stage = 0, micro_batch = 1, microbatches = 1, v = 1;
+  int gpus = 0, tp = 1, pp = 1, dp = 1, ep = 1, cp = 1, zero_stage = 0, micro_batch = 1, microbatches = 1, v = 1;
   std::string schedule, recompute;
   bool sequence_parallel = false;
   std::uint64_t events = 0;          ///< engine events processed

@@ -42,7 +42,7 @@ std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
-  config::SourcePos self, tp, pp, dp, ep, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
+  config::SourcePos self, tp, pp, dp, ep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
       tp_comm_overlap, overlap_param_gather;
   std::string path;  ///< "strategies[1]"
 };
@@ -56,6 +56,10 @@ struct Strategy {
   /// consecutive DP ranks splits a MoE layer's experts ep ways and exchanges tokens by
   /// all-to-all; expert gradients are reduced over the dp/ep ranks that hold the same experts.
   int ep = 1;
+  /// Context-parallel degree (Megatron-Core --context-parallel-size): each sequence is split over
+  /// cp ranks, whose attention exchanges K/V round a ring (TransformerEngine's ring attention);
+  /// dp·cp ranks reduce the gradients. GPUs = tp·pp·dp·cp.
+  int cp = 1;
   int zero_stage = 0;                 ///< 0–3 (DeepSpeed ZeRO; 1 = optimizer, 2 = +grads, 3 = +params)
   int micro_batch = 1;                ///< sequences per microbatch
   ScheduleKind schedule = ScheduleKind::one_f_one_b;

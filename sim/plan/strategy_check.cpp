@@ -19,16 +19,18 @@ namespace {
 
 void check_sizes(const Scenario& sc, Strategy& s) {
   const int gpus = sc.cluster.gpu_count();
+  const std::string cp_factor = s.cp > 1 ? "·cp" : "";
   if (s.dp == 0) {
-    if (gpus % (s.tp * s.pp) != 0)
-      fail(s.where.tp, s, "tp", "tp·pp = " + std::to_string(s.tp * s.pp) + " does not divide the " +
+    if (gpus % (s.tp * s.pp * s.cp) != 0)
+      fail(s.where.tp, s, "tp", "tp·pp" + cp_factor + " = " + std::to_string(s.tp * s.pp * s.cp) + " does not divide the " +
                                     std::to_string(gpus) + " GPUs of " + sc.cluster.name);
-    s.dp = gpus / (s.tp * s.pp);
+    s.dp = gpus / (s.tp * s.pp * s.cp);
   }
-  if (s.tp * s.pp * s.dp != gpus)
-    fail(s.where.dp, s, "dp", "expected tp·pp·dp = " + std::to_string(gpus) + " GPUs of " + sc.cluster.name +
+  if (s.tp * s.pp * s.dp * s.cp != gpus)
+    fail(s.where.dp, s, "dp", "expected tp·pp·dp" + cp_factor + " = " + std::to_string(gpus) + " GPUs of " + sc.cluster.name +
                                   ", found " + std::to_string(s.tp) + "·" + std::to_string(s.pp) + "·" +
-                                  std::to_string(s.dp) + " = " + std::to_string(s.tp * s.pp * s.dp));
+                                  std::to_string(s.dp) + (s.cp > 1 ? "·" + std::to_string(s.cp) : std::string()) + " = " +
+                                  std::to_string(s.tp * s.pp * s.dp * s.cp));
   if (sc.model.heads % s.tp != 0 || sc.model.kv_heads % s.tp != 0)
     fail(s.where.tp, s, "tp", "expected tp to divide the model's " + std::to_string(sc.model.heads) +
                                   " attention heads and " + std::to_string(sc.model.kv_heads) +
@@ -64,6 +66,26 @@ void check_experts(const Scenario& sc, const Strategy& s) {
                               "requires it for MoE with TP)");
 }
 
+// Context parallelism as Megatron-Core runs it: TransformerEngine's ring attention (its fused
+// attention only), the sequence cut into 2·cp chunks for the causal load balance
+// (get_batch_on_this_cp_rank). Not modelled with it: expert parallelism (Megatron-Core carves EP
+// out of DP×CP) and FSDP's hybrid sharding.
+void check_context(const Scenario& sc, const Strategy& s) {
+  if (s.cp == 1) return;
+  if (!s.flash_attention)
+    fail(s.where.cp, s, "cp", "context parallelism runs TransformerEngine's ring attention, which needs "
+                              "flash_attention: true, found flash_attention: false");
+  if (sc.training.seq_len % (2 * s.cp) != 0)
+    fail(s.where.cp, s, "cp", "expected 2·cp to divide training.seq_len = " + std::to_string(sc.training.seq_len) +
+                              " (each rank holds two chunks of s/(2·cp) tokens), found cp = " + std::to_string(s.cp));
+  if (s.ep > 1)
+    fail(s.where.cp, s, "cp", "context parallelism together with expert parallelism is not modelled yet; expected ep = 1, "
+                              "found ep = " + std::to_string(s.ep));
+  if (s.fsdp_shard_degree != 0)
+    fail(s.where.cp, s, "cp", "context parallelism with FSDP's hybrid sharding is not modelled yet; expected "
+                              "fsdp_sharding: full_shard");
+}
+
 void check_pipeline(const Scenario& sc, Strategy& s) {
   if (s.schedule != ScheduleKind::interleaved && s.v != 1)
     fail(s.where.v, s, "v", "v (model chunks per stage) needs schedule: interleaved, found schedule: " +
@@ -97,7 +119,7 @@ void check_pipeline(const Scenario& sc, Strategy& s) {
 
 void check_tp_placement(const Scenario& sc, const Strategy& s) {
   if (s.allow_tp_across_servers || s.tp == 1) return;
-  RankGrid grid(s.tp, s.pp, s.dp, s.rank_order);
+  RankGrid grid(s.tp, s.pp, s.dp, s.rank_order, s.cp);
   for (int r = 0; r < grid.size(); ++r) {
     std::set<int> servers;
     for (int g : grid.tp_group(r)) servers.insert(sc.cluster.server_of(g));
@@ -112,8 +134,8 @@ void check_tp_placement(const Scenario& sc, const Strategy& s) {
 // without it; one that came from the framework's defaults is off where it cannot apply.
 void check_megatron_core(Strategy& s) {
   // megatron/core/distributed/distributed_data_parallel.py: bucket_size = max(40000000,
-  // 1000000 * dp) parameters.
-  if (s.dp_bucket_from_dp) s.dp_bucket_params = std::max<std::int64_t>(40'000'000, std::int64_t{1'000'000} * s.dp);
+  // 1000000 * dp) parameters, dp counted with context parallelism.
+  if (s.dp_bucket_from_dp) s.dp_bucket_params = std::max<std::int64_t>(40'000'000, std::int64_t{1'000'000} * s.dp * s.cp);
   if (s.tp_comm_overlap && !(s.sequence_parallel && s.tp > 1)) {
     if (s.where.tp_comm_overlap.line > 0)
       fail(s.where.tp_comm_overlap, s, "tp_comm_overlap",
@@ -169,6 +191,7 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   Strategy s = strategy;
   check_sizes(scenario, s);
   check_experts(scenario, s);
+  check_context(scenario, s);
   check_pipeline(scenario, s);
   check_tp_placement(scenario, s);
   check_megatron_core(s);
@@ -177,7 +200,7 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
 }
 
 int microbatches(const Scenario& scenario, const Strategy& strategy) {
-  const int dp = strategy.dp > 0 ? strategy.dp : scenario.cluster.gpu_count() / (strategy.tp * strategy.pp);
+  const int dp = strategy.dp > 0 ? strategy.dp : scenario.cluster.gpu_count() / (strategy.tp * strategy.pp * strategy.cp);
   return static_cast<int>(scenario.training.global_batch / (static_cast<std::int64_t>(strategy.micro_batch) * dp));
 }
 

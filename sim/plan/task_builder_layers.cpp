@@ -21,7 +21,8 @@ class StageEmitter {
  public:
   StageEmitter(Build& b, int stage) : b_(b), stage_(stage), groups_(b.stage_tp_groups(stage)) {
     for (const auto& g : groups_) all_.insert(all_.end(), g.begin(), g.end());
-    ep_groups_ = expert_parallel_groups();
+    if (b.in.st.ep > 1) ep_groups_ = data_subgroups(b.in.st.ep);
+    if (b.in.grid.cp() > 1) cp_groups_ = data_subgroups(b.in.grid.cp());
     for (int r : all_) b.passes[r].resize(b.in.schedule.passes[stage].size());
     final_backward_ = last_backward_index();
   }
@@ -285,18 +286,18 @@ class StageEmitter {
           tail_[r] = t;
         }
       }
-      if (seg.has_comm && seg.group == LayerGroup::ep) ep_collective(seg, layer);
-      else if (seg.has_comm && seg.overlap_ps > 0) overlapped_tp(seg, cat, layer);
-      else if (seg.has_comm) tp_collective(seg.op, layer, Slot::compute);
+      if (seg.has_comm && seg.overlap_ps > 0) overlapped(seg, cat, layer);
+      else if (seg.has_comm) collective(seg, layer, Slot::compute);
     }
   }
 
-  // The collective on the tp stream beside the weight-gradient GEMM; a marker on the compute
-  // stream joins them, so the next segment starts when both are done.
-  void overlapped_tp(const Segment& seg, TaskCategory cat, int layer) {
+  // The collective on the tp stream beside the compute it overlaps (the weight-gradient GEMM, an
+  // attention block); a marker on the compute stream joins them, so the next segment starts when
+  // both are done.
+  void overlapped(const Segment& seg, TaskCategory cat, int layer) {
     std::vector<core::TaskId> before(tail_.size());
     for (int r : all_) before[r] = tail_[r];
-    tp_collective(seg.op, layer, Slot::tp);
+    collective(seg, layer, Slot::tp);
     for (int r : all_) {
       b_.rec.depend(before[r], tail_[r]);
       const core::TaskId member = tail_[r];
@@ -306,6 +307,12 @@ class StageEmitter {
       b_.rec.depend(member, join);
       tail_[r] = join;
     }
+  }
+
+  void collective(const Segment& seg, int layer, Slot slot) {
+    if (seg.group == LayerGroup::ep) group_collective(CommClass::ep, ep_groups_, seg, layer, slot);
+    else if (seg.group == LayerGroup::cp) group_collective(CommClass::cp, cp_groups_, seg, layer, slot);
+    else tp_collective(seg.op, layer, slot);
   }
 
   void note_first_forward(int r, int layer, core::TaskId t) {
@@ -330,13 +337,15 @@ class StageEmitter {
   // A MoE layer's token all-to-all over each expert-parallel group, on the compute stream (the
   // experts wait for their tokens); in symmetric fidelity only some members are simulated and
   // Collectives times the rest on the whole fabric.
-  void ep_collective(const Segment& seg, int layer) {
-    for (const auto& [group, locals] : ep_groups_) {
+  // A layer's collective over a subgroup of the data dimension (EP's all-to-all, CP's ring
+  // exchange), per group of this stage's simulated ranks.
+  void group_collective(CommClass cls, const std::map<std::vector<int>, std::vector<int>>& groups, const Segment& seg,
+                        int layer, Slot slot) {
+    for (const auto& [group, locals] : groups) {
       std::vector<core::StreamId> streams;
-      for (int r : locals) streams.push_back(b_.rec.stream(r, Slot::compute));
-      auto members = b_.collectives.add(CommClass::ep, seg.op, group, seg.bytes, streams, stage_);
-      b_.rec.record_members(members, locals, CommClass::ep, seg.op, seg.bytes, layer, pass_.microbatch, pass_.chunk,
-                            Slot::compute);
+      for (int r : locals) streams.push_back(b_.rec.stream(r, slot));
+      auto members = b_.collectives.add(cls, seg.op, group, seg.bytes, streams, stage_);
+      b_.rec.record_members(members, locals, cls, seg.op, seg.bytes, layer, pass_.microbatch, pass_.chunk, slot);
       for (std::size_t k = 0; k < locals.size(); ++k) {
         host_.after_all_calls(locals[k], members[k]);
         tail_[locals[k]] = members[k];
@@ -344,11 +353,11 @@ class StageEmitter {
     }
   }
 
-  // [global ranks of an EP group] -> its simulated members of this stage (local ranks).
-  std::map<std::vector<int>, std::vector<int>> expert_parallel_groups() const {
+  // [global ranks of a group of `size` consecutive data indices (EP, CP)] -> its simulated
+  // members of this stage (local ranks).
+  std::map<std::vector<int>, std::vector<int>> data_subgroups(int size) const {
     std::map<std::vector<int>, std::vector<int>> out;
-    if (b_.in.st.ep == 1) return out;
-    for (int r : all_) out[b_.in.grid.ep_group(b_.global_of[r], b_.in.st.ep)].push_back(r);
+    for (int r : all_) out[b_.in.grid.ep_group(b_.global_of[r], size)].push_back(r);
     return out;
   }
 
@@ -390,7 +399,7 @@ class StageEmitter {
   int stage_;
   std::vector<std::vector<int>> groups_;
   std::vector<int> all_;
-  std::map<std::vector<int>, std::vector<int>> ep_groups_;  // expert_parallel_groups(), once all_ is known
+  std::map<std::vector<int>, std::vector<int>> ep_groups_, cp_groups_;  // data_subgroups(), once all_ is known
   std::vector<core::TaskId> tail_ = std::vector<core::TaskId>(b_.global_of.size());
   HostThread host_{b_};
   StageDpCollectives dp_{b_, stage_, groups_, tail_};

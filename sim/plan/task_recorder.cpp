@@ -53,6 +53,7 @@ CommClass class_of(TaskCategory c) {
     case TaskCategory::pp_comm: return CommClass::pp;
     case TaskCategory::zero_comm: return CommClass::zero;
     case TaskCategory::ep_comm: return CommClass::ep;
+    case TaskCategory::cp_comm: return CommClass::cp;
     default: return CommClass::dp;
   }
 }
@@ -64,6 +65,7 @@ TaskCategory category_of(CommClass c) {
     case CommClass::dp: return TaskCategory::dp_comm;
     case CommClass::zero: return TaskCategory::zero_comm;
     case CommClass::ep: return TaskCategory::ep_comm;
+    case CommClass::cp: return TaskCategory::cp_comm;
   }
   return TaskCategory::other;
 }

@@ -33,8 +33,8 @@ inline constexpr int kSlots = 9;
 /// or gradients accumulated unsharded across microbatches (FSDP's deferred reduction).
 enum class MemKind : std::uint8_t { activations, gathered, buffers, gradients };
 
-enum class CommClass : std::uint8_t { tp, pp, dp, zero, ep };
-inline constexpr int kCommClasses = 5;
+enum class CommClass : std::uint8_t { tp, pp, dp, zero, ep, cp };
+inline constexpr int kCommClasses = 6;
 CommClass class_of(TaskCategory c);
 TaskCategory category_of(CommClass c);
 

@@ -23,6 +23,7 @@ const char* category_key(plan::TaskCategory c) {
     case C::dp_comm: return "dp_comm";
     case C::zero_comm: return "zero_comm";
     case C::ep_comm: return "ep_comm";
+    case C::cp_comm: return "cp_comm";
     case C::host: return "host";
     case C::other: return "other";
   }
@@ -43,6 +44,7 @@ std::string slice_name(const plan::TaskRecord& t) {
     case C::dp_comm: prefix = "DP "; break;
     case C::zero_comm: prefix = "ZeRO "; break;
     case C::ep_comm: prefix = "EP "; break;
+    case C::cp_comm: prefix = "CP "; break;
     case C::host: prefix = "host "; break;
     case C::other: break;
   }

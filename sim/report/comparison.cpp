@@ -27,7 +27,7 @@ std::string time_and_share(double seconds, const plan::StepResult& r) {
 
 std::string layout(const plan::StepResult& r) {
   return "tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp) + " dp" + std::to_string(r.dp) +
-         (r.ep > 1 ? " ep" + std::to_string(r.ep) : "") + " z" + std::to_string(r.zero_stage);
+         (r.ep > 1 ? " ep" + std::to_string(r.ep) : "") + (r.cp > 1 ? " cp" + std::to_string(r.cp) : "") + " z" + std::to_string(r.zero_stage);
 }
 
 std::string schedule_text(const plan::StepResult& r) {
@@ -47,7 +47,8 @@ using Cell = std::string (*)(const plan::StepResult&);
 struct MetricRow {
   const char* label;
   Cell cell;
-  bool expert_parallel_only = false;  ///< shown only when a plan has EP
+  /// Shown only when some plan has this dimension (EP, CP).
+  enum class Only { always, expert_parallel, context_parallel } only = Only::always;
 };
 
 const std::vector<MetricRow>& metric_rows() {
@@ -65,7 +66,10 @@ const std::vector<MetricRow>& metric_rows() {
       {"exposed PP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.pp, r); }},
       {"exposed DP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.dp, r); }},
       {"exposed ZeRO comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.zero, r); }},
-      {"exposed EP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.ep, r); }, true},
+      {"exposed EP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.ep, r); },
+       MetricRow::Only::expert_parallel},
+      {"exposed CP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.cp, r); },
+       MetricRow::Only::context_parallel},
       {"sync stalls", [](const plan::StepResult& r) { return time_and_share(r.sync_stall_s, r); }},
       {"GPU waiting for host", [](const plan::StepResult& r) { return time_and_share(r.host_bound_s, r); }},
       {"peak memory / capacity", [](const plan::StepResult& r) {
@@ -89,8 +93,10 @@ std::string format_comparison(const std::vector<plan::StepResult>& results, cons
   }
   TextTable table(header, align);
   const bool any_ep = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.ep > 1; });
+  const bool any_cp = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.cp > 1; });
   for (const auto& row : metric_rows()) {
-    if (row.expert_parallel_only && !any_ep) continue;
+    if ((row.only == MetricRow::Only::expert_parallel && !any_ep) || (row.only == MetricRow::Only::context_parallel && !any_cp))
+      continue;
     std::vector<std::string> cells{row.label};
     for (const auto& r : results) cells.push_back(row.cell(r));
     table.add_row(std::move(cells));
@@ -109,6 +115,7 @@ std::vector<Loss> losses_of(const plan::StepResult& r) {
       {"exposed DP gradient reduction", share(r.exposed_comm_s.dp, r)},
       {"exposed ZeRO gathers and scatters", share(r.exposed_comm_s.zero, r)},
       {"exposed expert all-to-all", share(r.exposed_comm_s.ep, r)},
+      {"exposed ring-attention K/V exchange", share(r.exposed_comm_s.cp, r)},
       {"sync stalls waiting for slower peers", share(r.sync_stall_s, r)},
       {"GPU idle while the host issues kernels", share(r.host_bound_s, r)},
   };

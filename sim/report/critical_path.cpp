@@ -33,6 +33,7 @@ std::string critical_path_label(const plan::TaskRecord& t) {
     case C::dp_comm: return "DP communication";
     case C::zero_comm: return "ZeRO communication";
     case C::ep_comm: return "EP all-to-all";
+    case C::cp_comm: return "CP K/V exchange";
     case C::host: return "host issuing kernels";
     case C::other: return "other";
   }

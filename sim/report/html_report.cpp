@@ -1,6 +1,7 @@
 #include "sim/report/html_report.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <sstream>
 
 #include "sim/report/comparison.hpp"
@@ -16,10 +17,12 @@ constexpr int kBarWidth = 720;  // px for the longest step or the largest memory
 constexpr int kLabelWidth = 170;
 constexpr int kRowHeight = 26;
 
-// Colour-blind-safe palette (Okabe & Ito, "Color Universal Design"), one per part.
+// Colour-blind-safe palette, one per part: Okabe & Ito's eight ("Color Universal Design"; grey for
+// their black, so text on it stays readable), then Paul Tol's wine and teal ("muted" scheme).
 const char* colour(std::size_t i) {
-  static const char* kColours[] = {"#0072B2", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#D55E00", "#CC79A7", "#999999"};
-  return kColours[i % 8];
+  static const char* kColours[] = {"#0072B2", "#E69F00", "#56B4E9", "#009E73", "#F0E442",
+                                   "#D55E00", "#CC79A7", "#999999", "#882255", "#44AA99"};
+  return kColours[i % std::size(kColours)];
 }
 
 // Attribute values: micro-unit resolution by default.
@@ -36,7 +39,8 @@ struct Part {
 std::vector<Part> step_parts(const plan::StepResult& r) {
   static const std::vector<std::string> kOrder{"pipeline bubbles", "exposed TP communication", "exposed pipeline send/recv",
                                                "exposed DP gradient reduction", "exposed ZeRO gathers and scatters",
-                                               "exposed expert all-to-all", "sync stalls waiting for slower peers", "GPU idle while the host issues kernels"};
+                                               "exposed expert all-to-all", "exposed ring-attention K/V exchange",
+                                               "sync stalls waiting for slower peers", "GPU idle while the host issues kernels"};
   const auto losses = losses_of(r);
   std::vector<Part> parts{{"compute", 0}};
   double lost = 0;
@@ -60,9 +64,10 @@ void comparison_table(std::ostringstream& out, const std::vector<plan::StepResul
          "<th>exposed comm</th><th>peak memory</th><th>fits</th></tr>\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    const double comm = r.exposed_comm_s.tp + r.exposed_comm_s.pp + r.exposed_comm_s.dp + r.exposed_comm_s.zero + r.exposed_comm_s.ep;
+    const double comm = r.exposed_comm_s.total();
     out << "<tr" << (best && *best == i ? " class=\"best\"" : "") << "><td>" << xml_escape(r.name) << "</td><td>tp" << r.tp
-        << " pp" << r.pp << " dp" << r.dp << (r.ep > 1 ? " ep" + std::to_string(r.ep) : std::string()) << " z" << r.zero_stage << "</td><td data-plan=\"" << xml_escape(r.name)
+        << " pp" << r.pp << " dp" << r.dp << (r.ep > 1 ? " ep" + std::to_string(r.ep) : std::string())
+        << (r.cp > 1 ? " cp" + std::to_string(r.cp) : std::string()) << " z" << r.zero_stage << "</td><td data-plan=\"" << xml_escape(r.name)
         << "\" data-seconds=\"" << num(r.step_time_s) << "\">" << milliseconds(r.step_time_s) << "</td><td>"
         << with_thousands(r.tokens_per_s) << "</td><td>" << percent(r.mfu) << "</td><td>" << percent(r.bubble_fraction)
         << "</td><td>" << milliseconds(comm) << "</td><td>" << gibibytes(static_cast<double>(r.peak_memory_bytes)) << " / "
@@ -286,7 +291,7 @@ std::string render_html_report(const std::string& title, const std::vector<plan:
   out << "<h2>Where each step went</h2>\n";
   legend(out, {"compute", "pipeline bubbles", "exposed TP communication", "exposed pipeline send/recv",
                "exposed DP gradient reduction", "exposed ZeRO gathers and scatters", "exposed expert all-to-all",
-               "sync stalls waiting for slower peers",
+               "exposed ring-attention K/V exchange", "sync stalls waiting for slower peers",
                "GPU idle while the host issues kernels"});
   step_bars(out, results);
   out << "<h2>Memory at the peak</h2>\n";

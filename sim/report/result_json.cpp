@@ -35,7 +35,7 @@ plan::MemoryBreakdown read_memory(const Field& f) {
 
 void write_result_fields(JsonWriter& w, const plan::StepResult& r) {
   w.key("name").value(r.name).key("gpus").value(r.gpus);
-  w.key("tp").value(r.tp).key("pp").value(r.pp).key("dp").value(r.dp).key("ep").value(r.ep).key("zero_stage").value(r.zero_stage);
+  w.key("tp").value(r.tp).key("pp").value(r.pp).key("dp").value(r.dp).key("ep").value(r.ep).key("cp").value(r.cp).key("zero_stage").value(r.zero_stage);
   w.key("micro_batch").value(r.micro_batch).key("microbatches").value(r.microbatches).key("v").value(r.v);
   w.key("schedule").value(r.schedule).key("recompute").value(r.recompute);
   w.key("sequence_parallel").value(r.sequence_parallel);
@@ -43,7 +43,8 @@ void write_result_fields(JsonWriter& w, const plan::StepResult& r) {
   w.key("tflops_per_gpu").value(r.tflops_per_gpu).key("mfu").value(r.mfu).key("hfu").value(r.hfu);
   w.key("bubble_fraction").value(r.bubble_fraction);
   w.key("exposed_comm_s").begin_object().key("tp").value(r.exposed_comm_s.tp).key("pp").value(r.exposed_comm_s.pp);
-  w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).key("ep").value(r.exposed_comm_s.ep).end_object();
+  w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).key("ep").value(r.exposed_comm_s.ep);
+  w.key("cp").value(r.exposed_comm_s.cp).end_object();
   w.key("sync_stall_s").value(r.sync_stall_s).key("host_bound_s").value(r.host_bound_s);
   w.key("peak_memory_bytes").value(r.peak_memory_bytes).key("memory_capacity_bytes").value(r.memory_capacity_bytes);
   w.key("fits").value(r.fits).key("memory_note").value(r.memory_note);
@@ -60,6 +61,7 @@ plan::StepResult read_result_fields(const Field& f) {
   r.pp = read_small(f.required("pp"));
   r.dp = read_small(f.required("dp"));
   r.ep = read_small(f.required("ep"));
+  r.cp = read_small(f.required("cp"));
   r.zero_stage = read_small(f.required("zero_stage"));
   r.micro_batch = read_small(f.required("micro_batch"));
   r.microbatches = read_small(f.required("microbatches"));
@@ -76,7 +78,7 @@ plan::StepResult read_result_fields(const Field& f) {
   const Field exposed = f.required("exposed_comm_s");
   r.exposed_comm_s = {read_number(exposed.required("tp")), read_number(exposed.required("pp")),
                       read_number(exposed.required("dp")), read_number(exposed.required("zero")),
-                      read_number(exposed.required("ep"))};
+                      read_number(exposed.required("ep")), read_number(exposed.required("cp"))};
   r.sync_stall_s = read_number(f.required("sync_stall_s"));
   r.host_bound_s = read_number(f.required("host_bound_s"));
   r.peak_memory_bytes = f.required("peak_memory_bytes").as_int();

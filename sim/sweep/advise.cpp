@@ -24,6 +24,7 @@ plan::Strategy strategy_of(const plan::StepResult& r) {
   s.tp = r.tp;
   s.pp = r.pp;
   s.ep = r.ep;  // check_strategy refuses it where the changed dp no longer divides
+  s.cp = r.cp;
   s.zero_stage = r.zero_stage;
   s.micro_batch = r.micro_batch;
   s.schedule = plan::schedule_named(r.schedule).value_or(plan::ScheduleKind::one_f_one_b);
@@ -86,7 +87,7 @@ Advice choose_plans(const SweepOutcome& outcome) {
   const auto order = ranking(outcome);
   Advice a;
   a.best = first_of(outcome, order, [](const plan::StepResult&) { return true; });
-  a.best_zero3 = first_of(outcome, order, [](const plan::StepResult& r) { return r.tp == 1 && r.pp == 1 && r.ep == 1; });
+  a.best_zero3 = first_of(outcome, order, [](const plan::StepResult& r) { return r.tp == 1 && r.pp == 1 && r.ep == 1 && r.cp == 1; });
   a.best_3d = first_of(outcome, order, [](const plan::StepResult& r) { return r.tp > 1 && r.pp > 1; });
   a.best_3d_uses_both = a.best_3d.has_value();
   if (!a.best_3d) a.best_3d = first_of(outcome, order, [](const plan::StepResult& r) { return r.tp > 1 || r.pp > 1; });

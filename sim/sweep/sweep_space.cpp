@@ -116,12 +116,18 @@ class Enumerator {
 
  private:
   void layout(plan::Framework framework, int tp, int pp, int gpus) {
+    for (int cp : or_default(space_.cp, {1})) layout(framework, tp, pp, cp, gpus);
+  }
+
+  void layout(plan::Framework framework, int tp, int pp, int cp, int gpus) {
     Strategy base;
     base.allow_tp_across_servers = space_.allow_tp_across_servers;
     base.tp = tp;
     base.pp = pp;
-    if (tp < 1 || pp < 1 || gpus % (tp * pp) != 0) return add(with_framework(base, framework, 0));  // one invalid entry per bad layout
-    const int dp = gpus / (tp * pp);
+    base.cp = cp;
+    if (tp < 1 || pp < 1 || cp < 1 || gpus % (tp * pp * cp) != 0)
+      return add(with_framework(base, framework, 0));  // one invalid entry per bad layout
+    const int dp = gpus / (tp * pp * cp);
     base.dp = dp;
     for (int z : zero_stages(space_, framework, pp, dp))
       for (int ep : ep_choices(sc_, space_, dp, z))
@@ -167,6 +173,7 @@ std::string plan_name(const Strategy& s) {
   name += "tp" + std::to_string(s.tp) + "-pp" + std::to_string(s.pp);
   if (dp > 0) name += "-dp" + std::to_string(dp);
   if (s.ep > 1) name += "-ep" + std::to_string(s.ep);
+  if (s.cp > 1) name += "-cp" + std::to_string(s.cp);
   name += "-z" + std::to_string(s.effective_zero_stage()) + "-mb" + std::to_string(s.micro_batch);
   if (s.pp > 1) name += std::string("-") + plan::to_string(s.schedule);
   if (s.schedule == ScheduleKind::interleaved) name += "-v" + std::to_string(s.v);

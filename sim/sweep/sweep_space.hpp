@@ -42,6 +42,8 @@ struct SweepSpace {
   /// Expert-parallel degrees; empty = for a MoE model every divisor of dp that divides its
   /// experts (ZeRO-0/1 only, where EP is modelled), for a dense model 1.
   std::vector<int> ep;
+  /// Context-parallel degrees; empty = 1 (CP pays only for long sequences: list it to search it).
+  std::vector<int> cp;
   std::vector<plan::ScheduleKind> schedule;
   std::vector<plan::Recompute> recompute;
   std::vector<bool> sequence_parallel;

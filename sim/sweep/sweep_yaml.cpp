@@ -33,7 +33,7 @@ std::function<int(const Field&)> int_from(std::int64_t low, std::int64_t high) {
 SweepSpace read_sweep_space(const Field& f) {
   SweepSpace s;
   if (f.is_null()) return s;
-  f.check_keys({"framework", "tp", "pp", "ep", "zero_stage", "micro_batch", "max_micro_batch", "schedule", "v", "recompute",
+  f.check_keys({"framework", "tp", "pp", "ep", "cp", "zero_stage", "micro_batch", "max_micro_batch", "schedule", "v", "recompute",
                 "sequence_parallel", "allow_tp_across_servers"});
   constexpr std::int64_t kMax = 1 << 20;
   if (auto x = f.optional("framework"))
@@ -45,6 +45,7 @@ SweepSpace read_sweep_space(const Field& f) {
   if (auto x = f.optional("tp")) s.tp = read_list(*x, int_from(1, kMax));
   if (auto x = f.optional("pp")) s.pp = read_list(*x, int_from(1, kMax));
   if (auto x = f.optional("ep")) s.ep = read_list(*x, int_from(1, kMax));
+  if (auto x = f.optional("cp")) s.cp = read_list(*x, int_from(1, kMax));
   if (auto x = f.optional("zero_stage")) s.zero_stage = read_list(*x, int_from(0, 3));
   if (auto x = f.optional("micro_batch")) s.micro_batch = read_list(*x, int_from(1, kMax));
   if (auto x = f.optional("max_micro_batch")) s.max_micro_batch = int_from(1, kMax)(*x);

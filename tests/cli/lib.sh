@@ -57,6 +57,15 @@ step_time_of() {
   printf '%s' "$1" | grep -o '"name":"[^"]*"\|"step_time_s":[0-9.e+-]*' |
     awk -F: -v n="$2" '/"name"/ {gsub(/"/, "", $2); cur = $2} /step_time_s/ && cur == n {printf "%.6f", $2}'
 }
+# exposed_share_of JSON CLASS: the exposed_comm_s.CLASS (tp, pp, dp, zero, ep, cp) of a one-strategy
+# `run --json -` as a share of its step time, in percent with one decimal.
+exposed_share_of() {
+  printf '%s' "$1" | tr -d '\n ' | awk -v cls="$2" '{
+    match($0, /"step_time_s":[0-9.e+-]+/); step = substr($0, RSTART + 14, RLENGTH - 14)
+    match($0, /"exposed_comm_s":\{[^}]*\}/); exposed = substr($0, RSTART, RLENGTH)
+    match(exposed, "\"" cls "\":[0-9.e+-]+"); value = substr(exposed, RSTART + length(cls) + 3, RLENGTH - length(cls) - 3)
+    printf "%.1f", 100 * value / step }'
+}
 # expect_same_step_time JSON A B DESCRIPTION: strategies A and B of `run --json -` take the same time.
 expect_same_step_time() {
   local a b

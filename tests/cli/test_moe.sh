@@ -18,7 +18,7 @@ expect_stdout_contains "EP all-to-all" "--explain shows the all-to-all on the cr
 
 run_stepsim run "$mixtral" --strategy ep8-dp16 --json -
 expect_status 0 "EP plan as JSON"
-ep_seconds=$(printf '%s' "$out" | grep -o '"ep":[0-9.e+-]*}' | head -1 | tr -dc '0-9.e+-')
+ep_seconds=$(printf '%s' "$out" | grep -o '"ep":[0-9.e+-]*,"cp":[0-9.e+-]*}' | head -1 | sed 's/^"ep":\([^,]*\),.*/\1/')
 checks=$((checks + 1))
 awk -v s="$ep_seconds" 'BEGIN { exit !(s > 0) }' || fail "exposed_comm_s.ep should be positive, found '$ep_seconds'"
 
@@ -44,10 +44,7 @@ YAML
 }
 share_of_ep() {  # the ep8 plan's exposed EP time as a share of its step, percent
   run_stepsim run moe-box.yaml --strategy ep8 --json -
-  printf '%s' "$out" | tr -d '\n ' | awk '{
-    match($0, /"step_time_s":[0-9.e+-]+/); step = substr($0, RSTART + 14, RLENGTH - 14)
-    match($0, /"ep":[0-9.e+-]+}/); ep = substr($0, RSTART + 5, RLENGTH - 6)
-    printf "%.1f", 100 * ep / step }'
+  exposed_share_of "$out" ep
 }
 box dgx-h100
 h100=$(share_of_ep)

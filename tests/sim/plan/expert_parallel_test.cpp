@@ -92,15 +92,7 @@ TEST_CASE("routed experts' gradients are reduced over their own replicas, the re
 }
 
 TEST_CASE("expert parallelism is refused where it cannot run, at the key") {
-  auto error = [](const std::string& yaml) {
-    const auto sc = plan_test::scenario(yaml);
-    try {
-      check_strategy(sc, sc.strategies[0]);
-    } catch (const config::ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto error = plan_test::strategy_error;
   CHECK(error(plan_test::small_gpt("{name: e, dp: 8, ep: 2}")) ==
         "test.yaml:6:26: strategies[0].ep: expert parallelism needs a mixture-of-experts model; small-gpt is dense");
   CHECK(error(moe_scenario("{name: e, dp: 8, ep: 3}")).find("expected ep to divide dp = 8") != std::string::npos);

@@ -111,8 +111,12 @@ TEST_CASE("a value that disagrees with the scenario or cannot be read is an erro
                     doctest::Contains("expected a value stepsim can read without running the script: $TP is not assigned"));
   CHECK_THROWS_WITH(apply("--bf16 --micro-batch-size 1\n--micro-batch-size 2 " + kLlamaShape),
                     doctest::Contains("args.sh:2:20: --micro-batch-size: given twice with different values: 1 at args.sh:1:27"));
-  CHECK_THROWS_WITH(apply("--bf16 --context-parallel-size 2 " + kLlamaShape),
-                    doctest::Contains("--context-parallel-size: context and expert parallelism are not modelled yet"));
+  CHECK_THROWS_WITH(apply("--bf16 --expert-model-parallel-size 2 " + kLlamaShape),
+                    doctest::Contains("--expert-model-parallel-size: expert parallelism from Megatron-LM arguments is not read yet"));
+  // Context parallelism is read (its checks against the machine are check_strategy's).
+  const Strategy cp = apply("--bf16 --context-parallel-size 2 " + kLlamaShape);
+  CHECK(cp.cp == 2);
+  CHECK(cp.where.cp.line == 1);
   CHECK_THROWS_WITH(apply("--bf16 --num-layers 40 --hidden-size 4096 --num-attention-heads 32 --swiglu "
                           "--ffn-hidden-size 11008 --untie-embeddings-and-output-weights"),
                     doctest::Contains("--num-layers: expected 32 (the scenario's model llama-2-7b has layers 32), found 40"));

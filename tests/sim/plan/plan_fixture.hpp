@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "sim/config/config_error.hpp"
 #include "sim/config/yaml_field.hpp"
 #include "sim/plan/scenario.hpp"
 #include "sim/plan/simulate.hpp"
@@ -31,6 +32,17 @@ model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_s
 training: {seq_len: 1024, global_batch: )" + std::to_string(global_batch) + R"(, precision: bf16}
 strategies:
   - )" + strategy + "\n";
+}
+
+/// The message check_strategy gives the scenario's first strategy, or "no error".
+inline std::string strategy_error(const std::string& yaml) {
+  const auto sc = scenario(yaml);
+  try {
+    stepsim::plan::check_strategy(sc, sc.strategies[0]);
+  } catch (const stepsim::config::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 /// Options for analytic cases: every collective takes bytes / `bytes_per_s` with no latency, the

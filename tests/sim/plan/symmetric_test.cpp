@@ -83,6 +83,13 @@ TEST_CASE("symmetric equals full for expert parallelism: all-to-alls within and 
   check_same("{name: tp2-ep4, tp: 2, dp: 8, ep: 4, micro_batch: 1, sequence_parallel: true}", 0.005, 2, 32, moe);
 }
 
+TEST_CASE("symmetric equals full for context parallelism: the K/V ring within and across servers") {
+  // The CP ring of 8 (one server) and of 16 (both); gradients reduce over dp·cp.
+  check_same("{name: cp8, dp: 2, cp: 8, micro_batch: 1}");
+  check_same("{name: cp16, dp: 1, cp: 16, micro_batch: 1}");
+  check_same("{name: tp2-cp4, tp: 2, dp: 2, cp: 4, micro_batch: 1, sequence_parallel: true}");
+}
+
 TEST_CASE("symmetric fidelity refuses faults") {
   auto sc = plan_test::scenario(plan_test::small_gpt("{name: s, dp: 8}") + "faults:\n  - {gpu: 3, compute_slowdown: 1.2}\n");
   SimOptions sym;

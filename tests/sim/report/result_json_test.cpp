@@ -16,11 +16,11 @@ plan::StepResult every_field_set() {
   plan::StepResult r;
   r.name = "tp2-pp2 \"quoted\", ü";
   r.step_time_s = 1.0 / 3, r.tokens_per_s = 12345.678, r.tflops_per_gpu = 150.25, r.mfu = 0.1 + 0.2, r.hfu = 0.51;
-  r.bubble_fraction = 0.031, r.exposed_comm_s = {0.11, 0.12, 0.13, 0.14, 0.17}, r.sync_stall_s = 0.015, r.host_bound_s = 0.016;
+  r.bubble_fraction = 0.031, r.exposed_comm_s = {0.11, 0.12, 0.13, 0.14, 0.17, 0.18}, r.sync_stall_s = 0.015, r.host_bound_s = 0.016;
   r.peak_memory_bytes = (std::int64_t{70} << 30) + 1, r.memory_capacity_bytes = std::int64_t{80} << 30, r.fits = false;
   r.memory_note = "activations dominate";
   r.memory_at_peak = {1, 2, 3, 4, 5, 6, 7};
-  r.gpus = 8, r.tp = 2, r.pp = 2, r.dp = 2, r.ep = 2, r.zero_stage = 1, r.micro_batch = 4, r.microbatches = 16, r.v = 2;
+  r.gpus = 8, r.tp = 2, r.pp = 2, r.dp = 2, r.ep = 2, r.cp = 4, r.zero_stage = 1, r.micro_batch = 4, r.microbatches = 16, r.v = 2;
   r.schedule = "interleaved", r.recompute = "selective", r.sequence_parallel = true;
   r.events = 1234567890123ULL, r.symmetric = true;
   return r;
@@ -56,6 +56,7 @@ TEST_CASE("a result read back from its JSON equals the result, field for field")
   CHECK(back.exposed_comm_s.dp == r.exposed_comm_s.dp);
   CHECK(back.exposed_comm_s.zero == r.exposed_comm_s.zero);
   CHECK(back.exposed_comm_s.ep == r.exposed_comm_s.ep);
+  CHECK(back.exposed_comm_s.cp == r.exposed_comm_s.cp);
   CHECK(back.sync_stall_s == r.sync_stall_s);
   CHECK(back.host_bound_s == r.host_bound_s);
   CHECK(back.peak_memory_bytes == r.peak_memory_bytes);
@@ -74,6 +75,7 @@ TEST_CASE("a result read back from its JSON equals the result, field for field")
   CHECK(back.pp == r.pp);
   CHECK(back.dp == r.dp);
   CHECK(back.ep == r.ep);
+  CHECK(back.cp == r.cp);
   CHECK(back.zero_stage == r.zero_stage);
   CHECK(back.micro_batch == r.micro_batch);
   CHECK(back.microbatches == r.microbatches);
