@@ -17,9 +17,16 @@ double megatron_hardware_flops_selective(double B, double L, double s, double h,
 namespace {
 
 // Attention scores and context per sequence, forward: L·2·2·h·s² (llm-foundry's attn_flops_per_seq).
+// A local layer's query meets at most its window of keys, so w replaces s there (Mistral 7B,
+// Jiang et al. 2023 §2: sliding-window attention costs O(s·w), not O(s²)).
 double attention_flops_per_token(const ModelSpec& m, std::int64_t seq) {
   const double attention_width = static_cast<double>(m.heads * m.head_dim);
-  return 4.0 * m.layers * attention_width * static_cast<double>(seq);
+  double keys = 0;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    const std::int64_t window = attention_window(m, layer);
+    keys += static_cast<double>(window > 0 && window < seq ? window : seq);
+  }
+  return 4.0 * attention_width * keys;
 }
 
 }  // namespace

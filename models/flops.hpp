@@ -26,6 +26,7 @@ double megatron_hardware_flops_selective(double batch, double layers, double seq
 /// attn_flops_per_seq = L·2·2·h·s², times 3 for forward + backward, divided by s tokens).
 /// N = active_params(m) (total_params for a dense model), embeddings included, as llm-foundry
 /// counts it; a MoE token runs k experts, as Megatron-Core's num_floating_point_operations counts.
+/// A sliding-window layer counts its window w < s of keys instead of s.
 double model_flops_per_token(const ModelSpec& m, std::int64_t seq);
 /// HFU per token with one recompute forward (llm-foundry's HFU: 4 instead of 3): 8·N + 16·L·h·s.
 double hardware_flops_per_token_full_recompute(const ModelSpec& m, std::int64_t seq);

@@ -9,8 +9,8 @@ namespace {
 
 using config::Field;
 
-const std::vector<std::string> kFamilies{"llama", "mistral", "qwen2",  "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
-                                         "gpt_neox", "gpt2", "mpt", "bloom"};
+const std::vector<std::string> kFamilies{"llama",    "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
+                                         "gemma",    "gemma2",  "phi3",  "gpt_neox", "gpt2", "mpt", "bloom"};
 
 // The first of `keys` present (families renamed keys over time: bloom n_embed → hidden_size).
 Field first_of(const Field& root, std::initializer_list<const char*> keys) {
@@ -54,6 +54,49 @@ void read_llama_like(const Field& root, const std::string& family, ModelSpec& m)
   m.qk_norm = family == "qwen3" || family == "qwen3_moe";  // Qwen3Attention's q_norm and k_norm
   m.norm_bias = false;
   m.dropout = has_dropout(root, {"attention_dropout"});
+}
+
+// Gemma (transformers' GemmaConfig, Gemma2Config): Llama's layout with a GeGLU MLP (gate_proj,
+// up_proj, down_proj; the tanh GELU), head_dim 256 apart from hidden/heads, and embeddings tied
+// unless the file says otherwise (tie_word_embeddings defaults to True there). Gemma-2 adds a norm
+// after attention and after the MLP (Gemma2DecoderLayer's post_attention_layernorm and
+// post_feedforward_layernorm) and alternates local and global attention: even layers slide
+// (`not bool(layer_idx % 2)`), odd ones see the whole sequence.
+void read_gemma(const Field& root, const std::string& family, ModelSpec& m) {
+  m.activation = Activation::geglu;
+  m.tied_embeddings = flag(root, "tie_word_embeddings", true);
+  if (family != "gemma2") return;
+  m.sandwich_norm = true;
+  if (auto w = root.optional("sliding_window"); w && !w->is_null()) {
+    m.attention_window = w->as_positive_int();
+    m.global_attention_every = 2;
+  }
+}
+
+// Logit soft-capping (Gemma-2: tanh(x/c)·c on the attention scores and the output logits) adds
+// elementwise work stepsim does not cost, and FlashAttention runs it only from release 2.6 on.
+void warn_softcapping(const Field& root, ModelSpec& m) {
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (auto f = root.optional(key); f && !f->is_null())
+      m.unmodelled.push_back(config::to_string(f->pos()) + ": " + key + " " + f->as_string() +
+                             " is not modelled: the tanh capping's elementwise work is not costed");
+}
+
+// Local attention every layer: Mistral's and Phi-3's sliding_window (transformers' MistralModel,
+// which Phi3Model is generated from, picks the sliding-window mask for the whole model). Qwen2
+// slides only from layer max_window_layers on, and only with use_sliding_window: that layout of
+// global layers first is not modelled, so it stays a warning.
+void read_sliding_window(const Field& root, const std::string& family, ModelSpec& m) {
+  auto w = root.optional("sliding_window");
+  if (!w || w->is_null()) return;
+  if (family.rfind("qwen", 0) == 0) {
+    if (flag(root, "use_sliding_window", false))
+      m.unmodelled.push_back(config::to_string(w->pos()) + ": sliding_window " + w->as_string() +
+                             " from layer max_window_layers on is not modelled: attention is costed over the whole "
+                             "sequence in every layer, so sequences longer than the window come out slower than they run");
+    return;
+  }
+  m.attention_window = w->as_positive_int();
 }
 
 // Layers whose MLP stays dense in a MoE config: stepsim costs every layer alike, so a config
@@ -143,14 +186,17 @@ std::string family_of(const Field& root) {
   if (auto type = root.optional("model_type")) return type->as_choice(kFamilies);
   const auto arch = root.required("architectures").items();
   const std::string first = arch.empty() ? "" : arch.front().as_string();
+  // Gemma and Phi-3 are named by whole class: Gemma3ForConditionalGeneration and
+  // Phi3SmallForCausalLM share their prefixes and are other layouts.
   for (const auto& [prefix, family] : std::vector<std::pair<std::string, std::string>>{
            {"Llama", "llama"}, {"Mistral", "mistral"}, {"Mixtral", "mixtral"}, {"Qwen2Moe", "qwen2_moe"},
-           {"Qwen3Moe", "qwen3_moe"}, {"Qwen2", "qwen2"}, {"Qwen3", "qwen3"}, {"GPTNeoX", "gpt_neox"},
+           {"Qwen3Moe", "qwen3_moe"}, {"Qwen2", "qwen2"}, {"Qwen3", "qwen3"}, {"Gemma2ForCausalLM", "gemma2"},
+           {"GemmaForCausalLM", "gemma"}, {"Phi3ForCausalLM", "phi3"}, {"GPTNeoX", "gpt_neox"},
            {"GPT2", "gpt2"}, {"MPT", "mpt"}, {"Bloom", "bloom"}})
     if (first.rfind(prefix, 0) == 0) return family;
   root.required("architectures").fail("expected a model_type or an architecture of a supported family "
-                                      "(llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gpt_neox, gpt2, "
-                                      "mpt, bloom), found '" + first + "'");
+                                      "(llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
+                                      "phi3, gpt_neox, gpt2, mpt, bloom), found '" + first + "'");
 }
 
 }  // namespace
@@ -166,15 +212,10 @@ ModelSpec read_hf_config(const Field& root, const std::string& default_name) {
   else if (family == "bloom") read_bloom(root, m);
   else read_llama_like(root, family, m);
   if (family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe") read_moe(root, family, m);
+  if (family == "gemma" || family == "gemma2") read_gemma(root, family, m);
+  else read_sliding_window(root, family, m);
+  warn_softcapping(root, m);
   if (m.head_dim == 0) m.head_dim = m.hidden / m.heads;
-  // Mistral's (and Qwen2's, with use_sliding_window) local attention: each token attends to the
-  // last sliding_window tokens only (transformers' MistralConfig / Qwen2Config), which makes
-  // attention cheaper than stepsim's full causal attention once the sequence is longer.
-  const bool qwen = family.rfind("qwen", 0) == 0;
-  if (auto w = root.optional("sliding_window"); w && !w->is_null() && (!qwen || flag(root, "use_sliding_window", false)))
-    m.unmodelled.push_back(config::to_string(w->pos()) + ": sliding_window " + w->as_string() +
-                           " (local attention) is not modelled: attention is costed over the whole sequence, so "
-                           "sequences longer than the window come out slower than they run");
   validate_model(m, root);
   return m;
 }

@@ -55,6 +55,9 @@ Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
   if (shape.cp < 1 || (shape.cp > 1 && (!shape.flash_attention || shape.seq % (2 * shape.cp) != 0)))
     throw std::invalid_argument("cp=" + std::to_string(shape.cp) + " needs flash attention and 2·cp dividing s = " +
                                 std::to_string(shape.seq));
+  if (shape.cp > 1 && shape.attention_window > 0 && shape.attention_window < shape.seq)
+    throw std::invalid_argument("cp=" + std::to_string(shape.cp) + " with a sliding window of " +
+                                std::to_string(shape.attention_window) + " tokens is not modelled");
   Dims x{};
   x.e = shape.bytes_per_element;
   x.b = shape.micro_batch;
@@ -141,7 +144,7 @@ int framework_calls(const std::string& name) {
   static const std::vector<std::pair<std::string, int>> kCalls{
       {"input_norm", 1}, {"qkv", 5}, {"rotary", 4}, {"attention", 4}, {"attn_scores", 7},
       {"attn_softmax", 3}, {"attn_softmax_torch", 6}, {"attn_dropout", 4}, {"attn_context", 7}, {"out_proj", 2},
-      {"attn_residual", 3}, {"post_attn_norm", 1}, {"mlp_up", 2}, {"gelu", 1}, {"swiglu", 2},
+      {"attn_residual", 3}, {"post_attn_norm", 1}, {"mlp_up", 2}, {"gelu", 1}, {"swiglu", 2}, {"geglu", 2},
       {"mlp_down", 2}, {"mlp_residual", 5}, {"embedding", 4}, {"final_norm", 1}, {"logits", 3},
       // Megatron's vocab-parallel cross entropy: max, its all-reduce, subtract, exp, sum, its
       // all-reduce, the target gather (mask, index, view), log, mean.
@@ -184,9 +187,12 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
   add_attention_core(ops, x, shape);
   ops.push_back(matmul("out_proj", {1, x.tokens, x.h, x.q_heads * x.d}, x.e, m.linear_bias,
                        to_bytes(static_cast<double>(x.tokens * x.q_heads * x.d) * x.e)));
+  // Sandwich norms (Gemma-2) run on the reduced output of out_proj and mlp_down, before the add.
+  if (m.sandwich_norm) ops.push_back(norm_op("attn_out_norm", m, x));
   ops.push_back(dropout_add_op("attn_residual", x));
   ops.push_back(norm_op("post_attn_norm", m, x));
   add_mlp(ops, m, x, shape.ep);
+  if (m.sandwich_norm) ops.push_back(norm_op("mlp_out_norm", m, x));
   ops.push_back(dropout_add_op("mlp_residual", x));
   // Row-parallel biases (out_proj, mlp_down: n = h) are replicated, column-parallel ones split;
   // matmul() counts n biases either way, which is right for both.
@@ -212,13 +218,17 @@ void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerSha
   // step: cp blocks of (s/cp)² each, the causal half skipped on average, as the load-balanced
   // chunks give every rank the same share (Megatron-Core's get_batch_on_this_cp_rank).
   const double full = 4.0 * static_cast<double>(x.b * x.q_heads * x.d) * static_cast<double>(x.s * x.s) / x.cp;
+  // A causal window of w < s keys leaves w·s − w²/2 of the s² query-key pairs (s²/2 at w = s):
+  // FlashAttention-2's window_size skips the blocks outside it, as it skips the masked half.
+  const double s = static_cast<double>(x.s), w = static_cast<double>(shape.attention_window);
+  const double causal = shape.attention_window > 0 && shape.attention_window < x.s ? (w * s - w * w / 2) / (s * s) : 0.5;
   const I64 block = x.s / x.cp;
   for (int step = 0; step < x.cp; ++step) {
     OpCost op;
     op.name = "attention";
     op.kind = shape.cudnn_attention ? OpKind::cudnn_attention : OpKind::flash_attention;
     op.gemm = {x.b * x.q_heads, block, block, x.d};
-    op.fwd_flops = (shape.causal_skip ? full / 2 : full) / x.cp;
+    op.fwd_flops = (shape.causal_skip ? full * causal : full) / x.cp;
     op.bwd_input_flops = 2.5 * op.fwd_flops;
     // Each block reads q and one K/V chunk and writes (corrects) o; its backward reads q, k, v,
     // o, do and writes dq, dk, dv.
@@ -321,14 +331,14 @@ void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShap
 // down. `prefix` names its ops: "mlp" for the dense MLP, "expert", "shared".
 void add_mlp_ops(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const std::string& prefix,
                  I64 groups, I64 rows, I64 ffn, double stored_input) {
-  const bool swiglu = m.activation == Activation::swiglu;
-  const I64 up_width = swiglu ? 2 * ffn : ffn;
+  const bool gated = is_gated(m.activation);
+  const I64 up_width = gated ? 2 * ffn : ffn;
   const double ffn_elements = static_cast<double>(groups * rows * ffn);
   ops.push_back(matmul(prefix + "_up", {groups, rows, up_width, x.h}, x.e, m.linear_bias, to_bytes(stored_input)));
   // GELU (fused with the bias): reads and writes f; keeps its input (8sbh/t for f = 4h).
-  // SwiGLU: reads gate and up, writes silu(gate)·up; keeps both inputs.
-  const double in = (swiglu ? 2 : 1) * ffn_elements * x.e, out = ffn_elements * x.e;
-  const std::string act = swiglu ? "swiglu" : "gelu";
+  // SwiGLU / GeGLU: reads gate and up, writes act(gate)·up; keeps both inputs.
+  const double in = (gated ? 2 : 1) * ffn_elements * x.e, out = ffn_elements * x.e;
+  const std::string act = to_string(m.activation);
   ops.push_back(memory_op(prefix == "mlp" ? act : prefix + "_" + act, in + out, 2 * in + out, to_bytes(in)));
   ops.push_back(matmul(prefix + "_down", {groups, rows, x.h, ffn}, x.e, m.linear_bias, to_bytes(out)));
 }

@@ -66,6 +66,10 @@ struct LayerShape {
   /// (TransformerEngine's ring attention; the exchange is placed by sim/plan). Requires flash
   /// attention and 2·cp dividing s.
   int cp = 1;
+  /// Keys each query attends to in a local-attention layer (sliding window: Mistral, Phi-3,
+  /// Gemma-2's even layers; models::attention_window); 0 = every earlier token. Flash and cuDNN
+  /// attention skip the blocks outside the window; the unfused path masks them and computes s².
+  std::int64_t attention_window = 0;
 
   auto operator<=>(const LayerShape&) const = default;
 };

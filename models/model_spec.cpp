@@ -2,7 +2,9 @@
 
 namespace stepsim::models {
 
-const char* to_string(Activation a) { return a == Activation::gelu ? "gelu" : "swiglu"; }
+const char* to_string(Activation a) {
+  return a == Activation::gelu ? "gelu" : a == Activation::swiglu ? "swiglu" : "geglu";
+}
 const char* to_string(Norm n) { return n == Norm::layernorm ? "layernorm" : "rmsnorm"; }
 const char* to_string(Position p) {
   switch (p) {
@@ -26,7 +28,7 @@ struct LayerParams {
 // (f → h) whose bias every TP rank keeps.
 LayerParams one_mlp(const ModelSpec& m, std::int64_t f) {
   const std::int64_t h = m.hidden;
-  const std::int64_t up_out = m.activation == Activation::swiglu ? 2 * f : f;
+  const std::int64_t up_out = is_gated(m.activation) ? 2 * f : f;
   return {h * up_out + (m.linear_bias ? up_out : 0) + f * h, m.linear_bias ? h : 0};
 }
 
@@ -53,7 +55,7 @@ LayerParams layer_params(const ModelSpec& m) {
   // its bias replicated.
   p.sharded += h * (q + 2 * kv) + (m.qkv_bias ? q + 2 * kv : 0) + q * h;
   p.replicated += m.linear_bias ? h : 0;
-  p.replicated += 2 * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
+  p.replicated += norms_per_layer(m) * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
   return p;
 }
 
@@ -80,7 +82,7 @@ std::int64_t norm_params(const ModelSpec& m) {
 }
 
 std::int64_t params_per_layer(const ModelSpec& m) {
-  return attention_params(m) + mlp_params(m) + 2 * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
+  return attention_params(m) + mlp_params(m) + norms_per_layer(m) * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
 }
 
 std::int64_t embedding_params(const ModelSpec& m) {
@@ -98,6 +100,13 @@ std::int64_t total_params(const ModelSpec& m) {
 
 std::int64_t active_params(const ModelSpec& m) {
   return total_params(m) - m.layers * (mlp_params(m) - active_mlp_params(m));
+}
+
+int norms_per_layer(const ModelSpec& m) { return m.sandwich_norm ? 4 : 2; }
+
+std::int64_t attention_window(const ModelSpec& m, int layer) {
+  const bool global = m.global_attention_every > 0 && (layer + 1) % m.global_attention_every == 0;
+  return global ? 0 : m.attention_window;
 }
 
 std::int64_t params_per_layer_per_rank(const ModelSpec& m, int tp) {

@@ -13,8 +13,11 @@
 
 namespace stepsim::models {
 
-/// MLP kind. GELU: two matrices h→f→h. SwiGLU: three (gate, up, down), silu(gate)·up.
-enum class Activation { gelu, swiglu };
+/// MLP kind. GELU: two matrices h→f→h. SwiGLU: three (gate, up, down), silu(gate)·up. GeGLU:
+/// the same three with gelu(gate)·up (Shazeer 2020; Gemma).
+enum class Activation { gelu, swiglu, geglu };
+/// A gated MLP: three matrices, the activation reading two inputs.
+inline bool is_gated(Activation a) { return a != Activation::gelu; }
 enum class Norm { layernorm, rmsnorm };
 /// Learned absolute positions add a max_seq × hidden table; the others add no parameters.
 enum class Position { learned, rotary, alibi, none };
@@ -70,8 +73,18 @@ struct ModelSpec {
   bool qkv_bias = true;                ///< biases on the QKV projection (Qwen2: yes, Llama: no)
   bool norm_bias = true;               ///< LayerNorm has a bias (beta); RMSNorm never does
   bool qk_norm = false;                ///< RMSNorm of d weights on each query and key head (Qwen3)
+  /// A norm on the attention's and the MLP's output too, before each residual add: four norms a
+  /// layer instead of two (Gemma-2 and Gemma-3: post_attention_layernorm, post_feedforward_layernorm).
+  bool sandwich_norm = false;
   bool dropout = true;                 ///< attention and hidden dropout run (GPT/Megatron: yes)
   MoeSpec moe{};                       ///< experts instead of the dense MLP when moe.enabled()
+  /// Local (sliding-window) attention: each query attends to the last attention_window tokens,
+  /// itself included (Beltagy et al. 2020; Mistral 7B, Jiang et al. 2023); 0 = none.
+  std::int64_t attention_window = 0;
+  /// With a window, every global_attention_every-th layer (layers n−1, 2n−1, …) attends to the
+  /// whole sequence instead: Gemma-2 alternates (2), Gemma-3 keeps one in six (6); 0 = every
+  /// layer local.
+  int global_attention_every = 0;
 
   auto operator<=>(const ModelSpec&) const = default;
 };
@@ -91,7 +104,10 @@ std::int64_t mlp_params(const ModelSpec& m);
 std::int64_t active_mlp_params(const ModelSpec& m);
 /// One norm's weights: h (RMSNorm, or LayerNorm without bias) or 2h.
 std::int64_t norm_params(const ModelSpec& m);
-/// One transformer layer: attention + MLP + two norms (+ the q/k norms, 2d, with qk_norm).
+/// Norms in one layer: 2, or 4 with sandwich_norm.
+int norms_per_layer(const ModelSpec& m);
+/// One transformer layer: attention + MLP + two norms, four with sandwich_norm (+ the q/k norms,
+/// 2d, with qk_norm).
 std::int64_t params_per_layer(const ModelSpec& m);
 /// Token (V·h) plus learned position (max_seq·h) tables.
 std::int64_t embedding_params(const ModelSpec& m);
@@ -102,6 +118,11 @@ std::int64_t total_params(const ModelSpec& m);
 /// What one token runs through ("active parameters" of a MoE model card): total_params() with
 /// active_mlp_params() per layer. Equal to total_params() for a dense model.
 std::int64_t active_params(const ModelSpec& m);
+/// Keys a query of layer `layer` (0-based) attends to: attention_window in a local layer, 0
+/// (every earlier token) in a global one or a model without a window. Layer n−1, 2n−1, … of a
+/// model with global_attention_every n is global, as transformers' Gemma2DecoderLayer (n = 2,
+/// `not bool(layer_idx % 2)` local) and Gemma3 (`(layer_idx + 1) % sliding_window_pattern`) have it.
+std::int64_t attention_window(const ModelSpec& m, int layer);
 /// Parameters one TP rank holds of one layer: the matrices (and column-parallel biases) split t
 /// ways, norms and row-parallel biases replicated (Megatron-LM's layout).
 std::int64_t params_per_layer_per_rank(const ModelSpec& m, int tp);

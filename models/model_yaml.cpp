@@ -19,7 +19,8 @@ const std::vector<std::string> kModelKeys{
     "name",       "source",  "published_params", "published_active_params", "layers",          "hidden",   "heads",
     "kv_heads",   "head_dim", "ffn_hidden",      "vocab",           "max_seq",  "activation",
     "norm",       "position", "tied_embeddings", "bias",            "qkv_bias", "norm_bias",
-    "dropout",    "qk_norm",  "moe",             "preset"};
+    "dropout",    "qk_norm",  "moe",             "preset",          "attention_window", "global_attention_every",
+    "sandwich_norm"};
 const std::vector<std::string> kMoeKeys{"experts",     "top_k",           "expert_ffn",    "shared_ffn",
                                         "shared_gate", "capacity_factor", "load_imbalance"};
 
@@ -47,13 +48,20 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 // A name as people and the Hugging Face Hub spell it, for comparison: "meta-llama/Llama-2-7b-hf",
 // "llama2-7b" and "Llama-2-7B" all become "llama27b"; "mistralai/Mistral-7B-v0.1" becomes
-// "mistral7b". Without case, an organisation prefix, a "-hf"/"-base" suffix, a version suffix
-// ("-v0.1"), a leading "meta-", and separators.
+// "mistral7b". Without case, an organisation prefix, "-hf"/"-base" suffixes and those of a tuned
+// checkpoint ("-instruct", "-it", "-chat": the base's architecture), a version suffix ("-v0.1"),
+// a leading "meta-", and separators.
 std::string spelling_key(const std::string& name) {
   std::string s = config::ascii_lower(name);
   if (const auto slash = s.rfind('/'); slash != std::string::npos) s = s.substr(slash + 1);
-  for (const char* tail : {"-hf", "-base"})
-    if (ends_with(s, tail)) s.resize(s.size() - std::strlen(tail));
+  for (bool stripped = true; stripped;) {
+    stripped = false;
+    for (const char* tail : {"-hf", "-base", "-instruct", "-it", "-chat"})
+      if (ends_with(s, tail)) {
+        s.resize(s.size() - std::strlen(tail));
+        stripped = true;
+      }
+  }
   if (const auto v = s.rfind("-v"); v != std::string::npos && v + 2 < s.size() &&
       s.find_first_not_of("0123456789.", v + 2) == std::string::npos)
     s.resize(v);
@@ -126,11 +134,14 @@ void apply_shape_keys(const Field& root, ModelSpec& m) {
   if (auto f = root.optional("ffn_hidden")) m.ffn_hidden = f->as_positive_int();
   if (auto f = root.optional("vocab")) m.vocab = f->as_positive_int();
   if (auto f = root.optional("max_seq")) m.max_seq = f->as_positive_int();
+  if (auto f = root.optional("attention_window")) m.attention_window = f->as_positive_int();
+  if (auto f = root.optional("global_attention_every")) m.global_attention_every = as_int32(*f);
 }
 
 void apply_kind_keys(const Field& root, ModelSpec& m) {
   if (auto f = root.optional("activation"))
-    m.activation = read_enum<Activation>(*f, {{"gelu", Activation::gelu}, {"swiglu", Activation::swiglu}});
+    m.activation = read_enum<Activation>(*f, {{"gelu", Activation::gelu}, {"swiglu", Activation::swiglu},
+                                              {"geglu", Activation::geglu}});
   if (auto f = root.optional("norm"))
     m.norm = read_enum<Norm>(*f, {{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}});
   if (auto f = root.optional("position"))
@@ -142,6 +153,7 @@ void apply_kind_keys(const Field& root, ModelSpec& m) {
   if (auto f = root.optional("norm_bias")) m.norm_bias = f->as_bool();
   if (auto f = root.optional("dropout")) m.dropout = f->as_bool();
   if (auto f = root.optional("qk_norm")) m.qk_norm = f->as_bool();
+  if (auto f = root.optional("sandwich_norm")) m.sandwich_norm = f->as_bool();
 }
 
 // `moe:` — every key optional over a preset's; experts and top_k required for a dense base.
@@ -192,6 +204,8 @@ void validate_model(const ModelSpec& m, const Field& where) {
   if (m.heads % m.kv_heads != 0)
     at("kv_heads").fail("expected a divisor of heads (" + std::to_string(m.heads) + "), found '" +
                         std::to_string(m.kv_heads) + "'");
+  if (m.global_attention_every > 0 && m.attention_window == 0)
+    at("global_attention_every").fail("global layers between local ones need attention_window (the local layers' window in tokens)");
   if (m.position == Position::learned && m.max_seq <= 0)
     at("position").fail("learned position embeddings need max_seq (rows of the position table)");
   if (m.moe.enabled()) {

@@ -5,10 +5,11 @@
 // Model YAML keys (models/presets/*.yaml are examples, each citing its source):
 //   layers, hidden, heads, vocab                     required
 //   kv_heads (= heads), head_dim (= hidden/heads), ffn_hidden (= 4·hidden)
-//   activation: gelu | swiglu (gelu)   norm: layernorm | rmsnorm (layernorm)
+//   activation: gelu | swiglu | geglu (gelu)   norm: layernorm | rmsnorm (layernorm)
 //   position: learned | rotary | alibi | none (learned; learned needs max_seq)
 //   tied_embeddings (true), bias (true), qkv_bias (= bias), norm_bias (= bias), dropout (true),
-//   qk_norm (false)
+//   qk_norm (false), sandwich_norm (false)
+//   attention_window (0 = none: every earlier token), global_attention_every (0 = every layer local)
 //   name, source, published_params (a count such as 6.74B), published_active_params (MoE)
 //   moe: {experts, top_k, expert_ffn (= ffn_hidden), shared_ffn (0), shared_gate (false),
 //         capacity_factor (0 = dropless)}   mixture of experts (model_spec.hpp MoeSpec)
@@ -32,7 +33,7 @@ std::vector<std::string> model_preset_names();
 
 /// The model YAML format at `root` (a mapping). `default_name` when it has no `name:`.
 ModelSpec read_model_yaml(const config::Field& root, const std::string& default_name);
-/// A HuggingFace config.json already parsed (Llama, Mistral, Qwen2, GPT-NeoX, GPT-2, MPT, BLOOM,
+/// A HuggingFace config.json already parsed (Llama, Mistral, Qwen2, Gemma, Gemma-2, Phi-3, GPT-NeoX, GPT-2, MPT, BLOOM,
 /// Mixtral, Qwen2-MoE, Qwen3, Qwen3-MoE);
 /// unknown keys are ignored (config.json files carry many we do not need).
 ModelSpec read_hf_config(const config::Field& root, const std::string& default_name);

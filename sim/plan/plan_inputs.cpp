@@ -1,5 +1,7 @@
 #include "sim/plan/plan_inputs.hpp"
 
+#include <algorithm>
+
 namespace stepsim::plan {
 namespace {
 
@@ -34,13 +36,31 @@ void split_layers(PlanInputs& in) {
   in.stage_params.assign(in.grid.pp(), 0);
   in.stage_expert_params.assign(in.grid.pp(), 0);
   for (int u = 0; u < n; ++u) {
-    std::int64_t p = in.layers_of_vstage[u] * in.layer.params;
+    const int first = in.first_layer_of_vstage[u], count = in.layers_of_vstage[u];
+    std::int64_t p = in.sum_layers(first, count, &LayerCost::params);
     if (!in.opt.hooks.skip_embedding_and_head) {
       if (u == 0) p += in.embedding.params;
       if (u == n - 1) p += in.logits.params;
     }
     in.stage_params[u % in.grid.pp()] += p;
-    in.stage_expert_params[u % in.grid.pp()] += in.layers_of_vstage[u] * in.layer.expert_params;
+    in.stage_expert_params[u % in.grid.pp()] += in.sum_layers(first, count, &LayerCost::expert_params);
+  }
+}
+
+// One LayerCost per distinct layer shape: the layers differ only where the model says so (a
+// local-attention layer's window).
+void cost_layers(PlanInputs& in) {
+  std::vector<models::LayerShape> shapes;
+  for (int l = 0; l < in.sc.model.layers; ++l) {
+    CostInputs layer_in = in.cost_in;
+    const std::int64_t window = models::attention_window(in.sc.model, l);
+    layer_in.shape.attention_window = window < layer_in.shape.seq ? window : 0;
+    const auto same = std::find(shapes.begin(), shapes.end(), layer_in.shape);
+    if (same == shapes.end()) {
+      shapes.push_back(layer_in.shape);
+      in.layer_kinds.push_back(layer_cost(layer_in));
+    }
+    in.kind_of_layer.push_back(static_cast<int>(std::find(shapes.begin(), shapes.end(), layer_in.shape) - shapes.begin()));
   }
 }
 
@@ -60,7 +80,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   in.fused = in.large_cluster && !st.shards_parameters() && st.ep == 1 && st.cp == 1 && tp_within_servers(sc, in.grid);
   in.cost_in = cost_inputs(sc, st);
   if (opt.hooks.instant_host) in.cost_in.host_call_ps = 0;
-  in.layer = layer_cost(in.cost_in);
+  cost_layers(in);
   in.embedding = embedding_cost(in.cost_in);
   in.logits = logits_cost(in.cost_in);
   in.tp_bytes = plan::tp_bytes(in.cost_in);

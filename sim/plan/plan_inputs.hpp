@@ -27,7 +27,12 @@ struct PlanInputs {
   /// (task_builder_fused.cpp); exact while a TP group runs in lock step.
   bool fused = false;
   CostInputs cost_in{};
-  LayerCost layer{}, embedding{}, logits{};
+  /// The cost of each kind of layer the model has — one for most models; a local- and a
+  /// global-attention kind where sliding windows alternate (models::attention_window) — and the
+  /// kind of each layer, so a builder never assumes the layers of a stage are alike.
+  std::vector<LayerCost> layer_kinds{};
+  std::vector<int> kind_of_layer{};  ///< [global layer] index into layer_kinds
+  LayerCost embedding{}, logits{};
   std::int64_t tp_bytes = 0, pp_bytes = 0;
   /// Bytes per gradient element of the DP reduction: 2, or 4 where Megatron-Core reduces a bf16
   /// model's gradients in fp32 (Strategy::grad_reduce_in_bf16).
@@ -44,6 +49,17 @@ struct PlanInputs {
   /// [stage] of stage_params, the routed experts' (E/ep per MoE layer): their gradients are
   /// reduced, and their optimizer states sharded, over the dp/ep ranks holding the same experts.
   std::vector<std::int64_t> stage_expert_params{};
+
+  const LayerCost& layer(int global_layer) const {
+    return layer_kinds[static_cast<std::size_t>(kind_of_layer[static_cast<std::size_t>(global_layer)])];
+  }
+  /// `field` summed over the layers [first, first + count).
+  template <class T>
+  T sum_layers(int first, int count, T LayerCost::*field) const {
+    T total{};
+    for (int l = first; l < first + count; ++l) total += layer(l).*field;
+    return total;
+  }
 };
 
 /// Checks the strategy (check_strategy's ConfigError) and works out everything above.

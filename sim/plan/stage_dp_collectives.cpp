@@ -11,7 +11,7 @@ StageDpCollectives::StageDpCollectives(Build& b, int stage, const std::vector<st
     : b_(b), stage_(stage), groups_(groups), tail_(tail), pending_(b.global_of.size()) {}
 
 void StageDpCollectives::gather(int layer) {
-  for (std::int64_t params : zero3_gathers(b_.in.st, b_.in.layer.op_params, extra_params(layer))) fetch(layer, 2 * params, true);
+  for (std::int64_t params : zero3_gathers(b_.in.st, b_.in.layer(layer).op_params, extra_params(layer))) fetch(layer, 2 * params, true);
 }
 
 void StageDpCollectives::fetch(int layer, std::int64_t bytes, bool resident) {
@@ -72,7 +72,7 @@ void StageDpCollectives::consume_gathers(int r, int layer, core::TaskId t) {
 
 std::int64_t StageDpCollectives::gathered_total(int layer) const {
   std::int64_t p = 0;
-  for (std::int64_t g : zero3_gathers(b_.in.st, b_.in.layer.op_params, extra_params(layer))) p += g;
+  for (std::int64_t g : zero3_gathers(b_.in.st, b_.in.layer(layer).op_params, extra_params(layer))) p += g;
   return 2 * p;
 }
 
@@ -87,7 +87,7 @@ std::int64_t StageDpCollectives::extra_params(int layer) const {
 }
 
 std::int64_t StageDpCollectives::gradient_bytes(int layer) const {
-  return b_.in.grad_bytes * (b_.in.layer.params + extra_params(layer));
+  return b_.in.grad_bytes * (b_.in.layer(layer).params + extra_params(layer));
 }
 
 }  // namespace stepsim::plan

@@ -84,6 +84,9 @@ void check_context(const Scenario& sc, const Strategy& s) {
   if (s.fsdp_shard_degree != 0)
     fail(s.where.cp, s, "cp", "context parallelism with FSDP's hybrid sharding is not modelled yet; expected "
                               "fsdp_sharding: full_shard");
+  if (sc.model.attention_window > 0 && sc.model.attention_window < sc.training.seq_len)
+    fail(s.where.cp, s, "cp", "context parallelism with sliding-window attention (" + sc.model.name + ": a window of " +
+                              std::to_string(sc.model.attention_window) + " tokens) is not modelled yet; expected cp = 1");
 }
 
 void check_pipeline(const Scenario& sc, Strategy& s) {

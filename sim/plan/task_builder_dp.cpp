@@ -80,8 +80,9 @@ std::vector<Bucket> stage_buckets(const Build& b, int stage, GradientSet set) {
     const std::int64_t chunk_cap = one_bucket ? std::numeric_limits<std::int64_t>::max() : cap;
     std::int64_t acc = 0;
     for (int i = n - 1; i >= 0; --i) {
-      const std::int64_t expert = b.in.st.ep > 1 ? b.in.layer.expert_params : 0;
-      std::int64_t params = set == GradientSet::experts ? expert : b.in.layer.params - expert;
+      const LayerCost& layer = b.in.layer(b.in.first_layer_of_vstage[u] + i);
+      const std::int64_t expert = b.in.st.ep > 1 ? layer.expert_params : 0;
+      std::int64_t params = set == GradientSet::experts ? expert : layer.params - expert;
       if (set == GradientSet::dense && !b.in.opt.hooks.skip_embedding_and_head) {
         if (u == 0 && i == 0) params += b.in.embedding.params;
         if (u == p * b.in.schedule.chunks - 1 && i == n - 1) params += b.in.logits.params;

@@ -38,11 +38,17 @@ FusedPass fused_pass(Build& b, PassKind kind, int vstage, const std::vector<int>
   const bool ends = !b.in.opt.hooks.skip_embedding_and_head;
   const bool first = ends && vstage == 0, last = ends && vstage == b.in.grid.pp() * b.in.schedule.chunks - 1;
   if (kind == PassKind::weight) {
-    out.compute_ps = n * b.in.layer.weight_ps + (first ? b.in.embedding.weight_ps : 0) + (last ? b.in.logits.weight_ps : 0);
+    out.compute_ps = b.in.sum_layers(b.in.first_layer_of_vstage[vstage], n, &LayerCost::weight_ps) + (first ? b.in.embedding.weight_ps : 0) + (last ? b.in.logits.weight_ps : 0);
     return out;
   }
   const bool fwd = kind == PassKind::forward;
-  add_segments(b, fwd ? b.in.layer.fwd : b.in.layer.bwd, n, tp_group, out);
+  // Each kind of layer the chunk holds, as many times as it holds it (the sum does not depend on
+  // their order).
+  std::vector<std::int64_t> count(b.in.layer_kinds.size(), 0);
+  for (int l = b.in.first_layer_of_vstage[vstage]; l < b.in.first_layer_of_vstage[vstage] + n; ++l)
+    ++count[static_cast<std::size_t>(b.in.kind_of_layer[static_cast<std::size_t>(l)])];
+  for (std::size_t k = 0; k < count.size(); ++k)
+    if (count[k] > 0) add_segments(b, fwd ? b.in.layer_kinds[k].fwd : b.in.layer_kinds[k].bwd, count[k], tp_group, out);
   if (first) add_segments(b, fwd ? b.in.embedding.fwd : b.in.embedding.bwd, 1, tp_group, out);
   if (last) add_segments(b, fwd ? b.in.logits.fwd : b.in.logits.bwd, 1, tp_group, out);
   return out;

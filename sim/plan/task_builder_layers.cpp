@@ -49,6 +49,10 @@ class StageEmitter {
   }
   int layer_count() const { return b_.in.layers_of_vstage[vstage_]; }
   int first_layer() const { return b_.in.first_layer_of_vstage[vstage_]; }
+  template <class T>
+  T layers_sum(T LayerCost::*field) const {
+    return b_.in.sum_layers(first_layer(), layer_count(), field);
+  }
   // Index of a global layer among this stage's layers (chunks in order).
   int stage_layer(int layer) const {
     int base = 0;
@@ -63,26 +67,29 @@ class StageEmitter {
     const LayerCost& head = fwd ? b_.in.embedding : b_.in.logits;
     const LayerCost& tail = fwd ? b_.in.logits : b_.in.embedding;
     if (fwd ? first_vstage() : last_vstage()) out.push_back(fwd ? &head.fwd : &head.bwd);
-    for (int i = 0; i < layer_count(); ++i) out.push_back(fwd ? &b_.in.layer.fwd : &b_.in.layer.bwd);
+    for (int i = 0; i < layer_count(); ++i) {
+      const LayerCost& layer = b_.in.layer(fwd ? first_layer() + i : first_layer() + layer_count() - 1 - i);
+      out.push_back(fwd ? &layer.fwd : &layer.bwd);
+    }
     if (fwd ? last_vstage() : first_vstage()) out.push_back(fwd ? &tail.fwd : &tail.bwd);
     return out;
   }
 
   std::int64_t stored_bytes() const {
-    return layer_count() * b_.in.layer.stored_activation_bytes + (first_vstage() ? b_.in.embedding.stored_activation_bytes : 0) +
+    return layers_sum(&LayerCost::stored_activation_bytes) + (first_vstage() ? b_.in.embedding.stored_activation_bytes : 0) +
            (last_vstage() ? b_.in.logits.stored_activation_bytes : 0);
   }
 
   void forward() {
     const int n = layer_count();
-    double flops = n * b_.in.layer.fwd_flops;
+    double flops = layers_sum(&LayerCost::fwd_flops);
     if (first_vstage()) flops += b_.in.embedding.fwd_flops;
     if (last_vstage()) flops += b_.in.logits.fwd_flops;
     if (b_.in.fused) {
       fused(TaskCategory::forward);
     } else {
       if (first_vstage()) segments(b_.in.embedding.fwd, TaskCategory::forward, -1);
-      for (int i = 0; i < n; ++i) layer_pass(i, n, first_layer() + i, b_.in.layer.fwd, TaskCategory::forward);
+      for (int i = 0; i < n; ++i) layer_pass(i, n, first_layer() + i, b_.in.layer(first_layer() + i).fwd, TaskCategory::forward);
       if (last_vstage()) segments(b_.in.logits.fwd, TaskCategory::forward, -1);
     }
     for (int r : all_) {
@@ -93,12 +100,16 @@ class StageEmitter {
 
   void backward() {
     const int n = layer_count();
-    double flops = n * (b_.in.layer.bwd_flops + b_.in.layer.recompute_flops);
+    const double recompute_flops = layers_sum(&LayerCost::recompute_flops);
+    double flops = layers_sum(&LayerCost::bwd_flops) + recompute_flops;
     if (last_vstage()) flops += b_.in.logits.bwd_flops;
     if (first_vstage()) flops += b_.in.embedding.bwd_flops;
     if (b_.in.fused) {
-      const bool recomputes = b_.in.layer.transient_bytes > 0;
-      if (recomputes) transient(+b_.in.layer.transient_bytes);
+      // One layer's recomputed activations are alive at a time: the largest of the chunk's.
+      std::int64_t transient_bytes = 0;
+      for (int i = 0; i < n; ++i) transient_bytes = std::max(transient_bytes, b_.in.layer(first_layer() + i).transient_bytes);
+      const bool recomputes = transient_bytes > 0;
+      if (recomputes) transient(+transient_bytes);
       // The pass that completes the chunk's gradients is cut into one piece per layer, so that
       // DP buckets leave as their layers finish (DDP's overlap) instead of after the whole pass.
       const bool buckets_overlap = b_.in.grid.dp() > 1 && b_.in.st.dp_overlap && !b_.in.schedule.splits_weight_gradient &&
@@ -106,21 +117,21 @@ class StageEmitter {
       fused(TaskCategory::backward_input, buckets_overlap ? n : 1, [&](int piece) {
         if (buckets_overlap) gradient_ready(first_layer() + n - 1 - piece);
       });
-      if (recomputes) transient(-b_.in.layer.transient_bytes);
+      if (recomputes) transient(-transient_bytes);
       for (int i = 0; i < n && !b_.in.schedule.splits_weight_gradient && !buckets_overlap; ++i)
         gradient_ready(first_layer() + i);
     } else {
       if (last_vstage()) segments(b_.in.logits.bwd, TaskCategory::backward_input, -1);
       for (int i = 0; i < n; ++i) {
         const int layer = first_layer() + n - 1 - i;
-        layer_pass(i, n, layer, b_.in.layer.bwd, TaskCategory::backward_input);
+        layer_pass(i, n, layer, b_.in.layer(layer).bwd, TaskCategory::backward_input);
         if (!b_.in.schedule.splits_weight_gradient) gradient_ready(layer);
       }
       if (first_vstage()) segments(b_.in.embedding.bwd, TaskCategory::backward_input, -1);
     }
     for (int r : all_) {
       b_.executed_flops[r] += flops;
-      b_.recompute_flops[r] += n * b_.in.layer.recompute_flops;
+      b_.recompute_flops[r] += recompute_flops;
     }
     if (!b_.in.schedule.splits_weight_gradient) end_backward();
   }
@@ -164,7 +175,7 @@ class StageEmitter {
 
   // Zero Bubble's W: every weight-gradient GEMM of the chunk, no communication.
   void weight() {
-    std::int64_t ps = layer_count() * b_.in.layer.weight_ps;
+    std::int64_t ps = layers_sum(&LayerCost::weight_ps);
     if (first_vstage()) ps += b_.in.embedding.weight_ps;
     if (last_vstage()) ps += b_.in.logits.weight_ps;
     for (int r : all_) tail_[r] = b_.rec.compute(r, ps, TaskCategory::backward_weight, -1, pass_.microbatch, pass_.chunk);
@@ -178,7 +189,7 @@ class StageEmitter {
       // ZeRO-2 (DeepSpeed) reduce-scatters gradients at every micro-step, not only the last: one
       // collective of the chunk's gradients after each earlier backward (the last microbatch's go
       // out in buckets, task_builder_dp.cpp).
-      std::int64_t params = layer_count() * b_.in.layer.params;
+      std::int64_t params = layers_sum(&LayerCost::params);
       if (first_vstage()) params += b_.in.embedding.params;
       if (last_vstage()) params += b_.in.logits.params;
       dp_.dp_collective(CommClass::dp, comm::Op::reduce_scatter, 2 * params, -1);
@@ -225,10 +236,11 @@ class StageEmitter {
       else if (!prefetch_after && i + ahead < n)
         dp_.gather(base + step * (i + ahead));
     }
-    const bool recomputes = cat != TaskCategory::forward && b_.in.layer.transient_bytes > 0;
-    if (recomputes) transient(+b_.in.layer.transient_bytes);
+    const LayerCost& cost = b_.in.layer(layer);
+    const bool recomputes = cat != TaskCategory::forward && cost.transient_bytes > 0;
+    if (recomputes) transient(+cost.transient_bytes);
     const auto regathers = zero3 && cat != TaskCategory::forward && !kept_across
-                               ? zero3_backward_regathers(b_.in.st, zero3_gathers(b_.in.st, b_.in.layer.op_params, 0))
+                               ? zero3_backward_regathers(b_.in.st, zero3_gathers(b_.in.st, cost.op_params, 0))
                                : std::vector<std::int64_t>{};
     if (regathers.empty()) {
       segments(segs, cat, layer);
@@ -238,7 +250,7 @@ class StageEmitter {
       for (std::int64_t params : regathers) dp_.fetch(layer, 2 * params, false);
       segments({backward, segs.end()}, cat, layer);
     }
-    if (recomputes) transient(-b_.in.layer.transient_bytes);
+    if (recomputes) transient(-cost.transient_bytes);
     if (zero3) {
       if (!kept_across && (!fwd || !kept))
         for (int r : all_) b_.rec.memory({tail_[r], false, r, -dp_.gathered_total(layer), MemKind::gathered});

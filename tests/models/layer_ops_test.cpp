@@ -53,6 +53,25 @@ TEST_CASE("standard per-op FLOP counts: GQA, SwiGLU, causal flash attention, log
   CHECK(op_flops(logits_ops(m, shape), "logits") == doctest::Approx(2 * b * s * h * V / 2));
 }
 
+TEST_CASE("a sliding window of w keys leaves w·s − w²/2 of the s² query-key pairs to flash attention") {
+  // Query i meets min(i+1, w) keys: Σ ≈ w·s − w²/2 pairs against the causal s²/2. s 8192, w 4096:
+  // (4096·8192 − 4096²/2) / (8192²/2) = 0.75 of the causal count; w ≥ s is no window at all.
+  const ModelSpec m = load_model("mistral-7b");
+  const LayerShape causal{.micro_batch = 1, .seq = 8192};
+  LayerShape local = causal;
+  local.attention_window = 4096;
+  const double full = op_flops(layer_ops(m, causal), "attention");
+  CHECK(op_flops(layer_ops(m, local), "attention") == doctest::Approx(0.75 * full).epsilon(1e-12));
+  local.attention_window = 8192;
+  CHECK(op_flops(layer_ops(m, local), "attention") == doctest::Approx(full).epsilon(1e-12));
+  // Megatron's unfused path masks the scores and still computes all s² of them.
+  LayerShape unfused = causal;
+  unfused.flash_attention = false;
+  LayerShape unfused_local = unfused;
+  unfused_local.attention_window = 4096;
+  CHECK(op_flops(layer_ops(m, unfused_local), "attn_scores") == op_flops(layer_ops(m, unfused), "attn_scores"));
+}
+
 TEST_CASE("per-op activation bytes add up to Korthikanti's per-layer formulas") {
   const ModelSpec m = gpt22b();
   const double s = 2048, b = 4, h = 6144, a = 64;
@@ -158,6 +177,16 @@ TEST_CASE("6N + attention FLOPs per token (MosaicML's MFU formula)") {
   const double n = static_cast<double>(total_params(m));
   CHECK(model_flops_per_token(m, 2048) == doctest::Approx(6 * n + 12.0 * 32 * 4096 * 2048));
   CHECK(hardware_flops_per_token_full_recompute(m, 2048) == doctest::Approx(8 * n + 16.0 * 32 * 4096 * 2048));
+}
+
+TEST_CASE("MFU's attention term counts a local layer's window of keys instead of s") {
+  // Gemma-2 9B at s 8192: 42 layers of a·d = 16·256, 21 local (w 4096) and 21 global:
+  // 6N + 3·4·a·d·(21·4096 + 21·8192) per token.
+  const ModelSpec m = load_model("gemma-2-9b");
+  const double n = static_cast<double>(total_params(m));
+  CHECK(model_flops_per_token(m, 8192) == doctest::Approx(6 * n + 12.0 * 16 * 256 * (21 * 4096 + 21 * 8192)));
+  // At s ≤ w every layer sees the whole sequence.
+  CHECK(model_flops_per_token(m, 4096) == doctest::Approx(6 * n + 12.0 * 42 * 16 * 256 * 4096));
 }
 
 TEST_CASE("model states of mixed-precision Adam per ZeRO stage") {

@@ -110,11 +110,11 @@ TEST_CASE("HuggingFace config.json files read as their presets") {
   const ModelSpec mistral = load_model(kData + "mistral-7b-config.json");
   CHECK(mistral.kv_heads == 8);
   CHECK(total_params(mistral) == total_params(load_model("mistral-7b")));
-  // Its sliding window changes what attention costs and is not modelled: said, with its place.
-  REQUIRE(mistral.unmodelled.size() == 1);
-  CHECK(mistral.unmodelled[0] == kData + "mistral-7b-config.json:16:21: sliding_window 4096 (local attention) is not "
-                                         "modelled: attention is costed over the whole sequence, so sequences longer than "
-                                         "the window come out slower than they run");
+  // Its sliding window is costed: every layer local, as the preset (Mistral 7B v0.1).
+  CHECK(mistral.attention_window == 4096);
+  CHECK(mistral.global_attention_every == 0);
+  CHECK(load_model("mistral-7b").attention_window == 4096);
+  CHECK(mistral.unmodelled.empty());
   CHECK(llama.unmodelled.empty());
 }
 
@@ -169,7 +169,7 @@ TEST_CASE("model mistakes are positioned errors") {
         "s.yaml:1:8: model: learned position embeddings need max_seq (rows of the position table)");
   CHECK(error_of("model: {layers: 2, hidden: 256, vocab: 10}\n") == "s.yaml:1:8: model: missing required key 'heads'");
   CHECK(error_of("model: {preset: gpt3-175b, activation: relu}\n") ==
-        "s.yaml:1:40: model.activation: expected one of gelu, swiglu, found 'relu'; did you mean 'gelu'?");
+        "s.yaml:1:40: model.activation: expected one of gelu, swiglu, geglu, found 'relu'; did you mean 'gelu'?");
   CHECK(error_of("model: nowhere/config.json\n") ==
         "s.yaml:1:8: model: no model file 'nowhere/config.json' (relative paths are tried from the working "
         "directory and next to s.yaml)");

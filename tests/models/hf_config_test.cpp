@@ -1,0 +1,106 @@
+// HuggingFace config.json files of the Gemma, Gemma-2 and Phi-3 families read as their presets,
+// with their local attention costed and what stepsim does not cost said with its position. The
+// fixtures in data/ are the Hub's files for those models (field for field as published).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "models/model_yaml.hpp"
+
+namespace stepsim::models {
+namespace {
+
+const std::string kData = std::string(STEPSIM_DATA_DIR) + "/tests/models/data/";
+
+ModelSpec from_json(const std::string& json) {
+  const auto doc = config::YamlDocument::load_string(json, "config.json");
+  return read_hf_config(doc.root(), "inline");
+}
+
+std::string reader_error(const std::string& json) {
+  try {
+    from_json(json);
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("Gemma 7B: a GeGLU MLP, head_dim 256 apart from hidden/heads, tied embeddings by default") {
+  const ModelSpec m = load_model(kData + "gemma-7b-config.json");
+  CHECK(m.activation == Activation::geglu);
+  CHECK(m.head_dim == 256);
+  CHECK(m.tied_embeddings);  // tie_word_embeddings absent: GemmaConfig's default
+  CHECK(!m.sandwich_norm);
+  CHECK(m.attention_window == 0);
+  // 28 × (3072·4096·4 + 3·3072·24576 + 2·3072) + 256000·3072 + 3072 = 8,537,680,896, the Hub's count.
+  CHECK(total_params(m) == 8'537'680'896);
+  CHECK(total_params(m) == total_params(load_model("gemma-7b")));
+  CHECK(m.unmodelled.empty());
+}
+
+TEST_CASE("Gemma-2 9B: four norms a layer, even layers local over 4096 keys, soft-capping said") {
+  const ModelSpec m = load_model(kData + "gemma-2-9b-config.json");
+  CHECK(m.sandwich_norm);
+  CHECK(m.attention_window == 4096);
+  CHECK(m.global_attention_every == 2);
+  // transformers' Gemma2DecoderLayer: is_sliding = not bool(layer_idx % 2).
+  CHECK(attention_window(m, 0) == 4096);
+  CHECK(attention_window(m, 1) == 0);
+  CHECK(attention_window(m, 40) == 4096);
+  CHECK(attention_window(m, 41) == 0);
+  // 42 × (3584·4096·2 + 2·3584·2048 + 3·3584·14336 + 4·3584) + 256000·3584 + 3584 = 9,241,705,984.
+  CHECK(total_params(m) == 9'241'705'984);
+  CHECK(total_params(m) == total_params(load_model("gemma-2-9b")));
+  REQUIRE(m.unmodelled.size() == 2);
+  CHECK(m.unmodelled[0] == kData + "gemma-2-9b-config.json:5:29: attn_logit_softcapping 50.0 is not modelled: the "
+                                   "tanh capping's elementwise work is not costed");
+  CHECK(m.unmodelled[1] == kData + "gemma-2-9b-config.json:9:30: final_logit_softcapping 30.0 is not modelled: the "
+                                   "tanh capping's elementwise work is not costed");
+}
+
+TEST_CASE("Phi-3 mini: fused projections count as Llama's, a window of 2047 keys in every layer") {
+  const ModelSpec m = load_model(kData + "phi-3-mini-4k-config.json");
+  CHECK(m.activation == Activation::swiglu);
+  CHECK(!m.tied_embeddings);
+  CHECK(m.attention_window == 2047);
+  CHECK(m.global_attention_every == 0);
+  CHECK(attention_window(m, 31) == 2047);
+  // 32 × (4·3072² + 3·3072·8192 + 2·3072) + 2·32064·3072 + 3072 = 3,821,079,552, the Hub's count.
+  CHECK(total_params(m) == 3'821'079'552);
+  CHECK(total_params(m) == total_params(load_model("phi-3-mini-4k")));
+}
+
+TEST_CASE("Qwen2 slides only above max_window_layers: not modelled, so said with its place") {
+  const std::string qwen = R"({"model_type": "qwen2", "hidden_size": 1024, "num_hidden_layers": 4,
+ "num_attention_heads": 16, "num_key_value_heads": 2, "intermediate_size": 2816, "vocab_size": 1000,
+ "sliding_window": 4096, "max_window_layers": 2, "use_sliding_window": true})";
+  const ModelSpec m = from_json(qwen);
+  CHECK(m.attention_window == 0);
+  REQUIRE(m.unmodelled.size() == 1);
+  CHECK(m.unmodelled[0] == "config.json:3:20: sliding_window 4096 from layer max_window_layers on is not modelled: "
+                           "attention is costed over the whole sequence in every layer, so sequences longer than the "
+                           "window come out slower than they run");
+}
+
+TEST_CASE("Gemma-3 and Phi-3-small share their families' class prefixes and are refused by name") {
+  for (const char* arch : {"Gemma3ForConditionalGeneration", "Phi3SmallForCausalLM"}) {
+    CAPTURE(arch);
+    const std::string message = reader_error(std::string(R"({"architectures": [")") + arch + R"("]})");
+    CHECK(message.find("expected a model_type or an architecture of a supported family") != std::string::npos);
+    CHECK(message.find(std::string("found '") + arch + "'") != std::string::npos);
+  }
+  CHECK(reader_error(R"({"model_type": "gemma2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+ "intermediate_size": 128, "vocab_size": 100, "sliding_window": 0})") ==
+        "config.json:2:65: sliding_window: expected a positive integer, found '0'");
+}
+
+TEST_CASE("tuned checkpoints' Hub ids name their base's preset") {
+  CHECK(load_model("google/gemma-2-9b-it").name == "gemma-2-9b");
+  CHECK(load_model("microsoft/Phi-3-mini-4k-instruct").name == "phi-3-mini-4k");
+  CHECK(load_model("meta-llama/Llama-2-7b-chat-hf").name == "llama-2-7b");
+}
+
+}  // namespace stepsim::models
