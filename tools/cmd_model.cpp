@@ -86,13 +86,29 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
     std::printf("\n  active parameters per token %.3f B (of %.3f B)\n", static_cast<double>(models::active_params(m)) / 1e9,
                 static_cast<double>(models::total_params(m)) / 1e9);
   }
-  std::printf("  model FLOPs per token (6N + 12·L·h·s, N active, s = %lld): %.1f GFLOP\n\n", static_cast<long long>(s.seq),
-              models::model_flops_per_token(m, s.seq) / 1e9);
-  std::printf("One layer on one rank of %s (%s): micro-batch %lld, seq %lld, tp %d%s, recompute %s, %s\n",
-              gpu.name.c_str(), half_name(gpu), static_cast<long long>(s.micro_batch), static_cast<long long>(s.seq), s.tp,
-              s.sequence_parallel ? " + SP" : "", models::to_string(s.recompute),
+  const bool windowed = m.attention_window > 0 && m.attention_window < s.seq;
+  if (m.attention_window > 0) {
+    std::printf("  sliding-window attention over the last %lld tokens", static_cast<long long>(m.attention_window));
+    if (m.global_attention_every > 0) std::printf(", every %d%s layer global", m.global_attention_every,
+                                                  m.global_attention_every == 2 ? "nd" : "th");
+    std::printf("%s\n", windowed ? "" : " (no shorter than the sequence here: every layer sees all of it)");
+  }
+  std::printf("  model FLOPs per token (6N + 12·L·h·s%s, N active, s = %lld): %.1f GFLOP\n\n", windowed ? ", w for s in local layers" : "",
+              static_cast<long long>(s.seq), models::model_flops_per_token(m, s.seq) / 1e9);
+  // The first layer's ops (a local one where windows alternate), then what a global layer changes.
+  models::LayerShape first = s;
+  first.attention_window = windowed ? models::attention_window(m, 0) : 0;
+  std::printf("One %slayer on one rank of %s (%s): micro-batch %lld, seq %lld, tp %d%s, recompute %s, %s\n",
+              windowed ? "local " : "", gpu.name.c_str(), half_name(gpu), static_cast<long long>(s.micro_batch),
+              static_cast<long long>(s.seq), s.tp, s.sequence_parallel ? " + SP" : "", models::to_string(s.recompute),
               s.flash_attention ? "flash attention" : "unfused attention");
-  print_ops_table(models::layer_ops(m, s), gpu);
+  print_ops_table(models::layer_ops(m, first), gpu);
+  if (windowed && m.global_attention_every > 0) {
+    const auto global = models::layer_ops(m, s);
+    const auto total = models::sum_ops(global);
+    std::printf("  a global layer: %.2f fwd GFLOP, %.2f B GFLOP in all (attention over the whole sequence)\n",
+                total.fwd_flops / 1e9, total.bwd_input_flops / 1e9);
+  }
   const std::int64_t n = params_per_rank(m, s.tp);
   std::printf("\nModel states per GPU, dp %d (bf16 Adam: 2 + 2 + 12 bytes per parameter; %.3f B parameters per TP rank):\n",
               o.dp, static_cast<double>(n) / 1e9);
@@ -110,6 +126,7 @@ void print_json(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
       << ", \"active_params\": " << models::active_params(m) << ", \"experts\": " << m.moe.experts
       << ", \"top_k\": " << m.moe.top_k << ", \"layers\": " << m.layers << ", \"hidden\": " << m.hidden << ", \"heads\": " << m.heads
       << ", \"kv_heads\": " << m.kv_heads << ", \"ffn_hidden\": " << m.ffn_hidden << ", \"vocab\": " << m.vocab
+      << ", \"attention_window\": " << m.attention_window << ", \"global_attention_every\": " << m.global_attention_every
       << ", \"flops_per_token\": " << models::model_flops_per_token(m, o.shape.seq) << ", \"gpu\": \""
       << json_escape(gpu.name) << "\", \"layer_ops\": [";
   const auto ops = models::layer_ops(m, o.shape);
