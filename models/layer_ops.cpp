@@ -131,7 +131,7 @@ OpCost dropout_add_op(std::string name, const Dims& x) {
 }
 
 void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape);
-void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep);
+void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const LayerShape& shape);
 
 // Calls the framework's CPU thread makes in one op's forward, read off Megatron-LM's
 // ParallelTransformerLayer (megatron/model/transformer.py, 2021-23, as Megatron-DeepSpeed runs it):
@@ -191,7 +191,7 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
   if (m.sandwich_norm) ops.push_back(norm_op("attn_out_norm", m, x));
   ops.push_back(dropout_add_op("attn_residual", x));
   ops.push_back(norm_op("post_attn_norm", m, x));
-  add_mlp(ops, m, x, shape.ep);
+  add_mlp(ops, m, x, shape);
   if (m.sandwich_norm) ops.push_back(norm_op("mlp_out_norm", m, x));
   ops.push_back(dropout_add_op("mlp_residual", x));
   // Row-parallel biases (out_proj, mlp_down: n = h) are replicated, column-parallel ones split;
@@ -389,8 +389,8 @@ void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep
   ops.push_back(memory_op("moe_unpermute", permuted + own, own + 2 * permuted, to_bytes(permuted)));
 }
 
-void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep) {
-  if (m.moe.enabled()) return add_moe(ops, m, x, ep);
+void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const LayerShape& shape) {
+  if (m.moe.enabled() && !shape.dense_mlp) return add_moe(ops, m, x, shape.ep);
   const double stored_norm_out = static_cast<double>(x.norm_tokens * x.h) * x.e;
   add_mlp_ops(ops, m, x, "mlp", 1, x.tokens, x.ffn, stored_norm_out);
 }
@@ -424,7 +424,7 @@ std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape) {
 }
 
 std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape) {
-  if (!m.moe.enabled() || shape.ep == 1) return 0;
+  if (!m.moe.enabled() || shape.dense_mlp || shape.ep == 1) return 0;
   const Dims x = dims_of(m, shape);
   const double copies = static_cast<double>(x.norm_tokens * m.moe.top_k * x.h) * x.e;
   return static_cast<I64>(std::ceil(copies * (m.moe.capacity_factor > 0 ? 1.0 : m.moe.load_imbalance)));

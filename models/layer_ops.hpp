@@ -70,6 +70,9 @@ struct LayerShape {
   /// Gemma-2's even layers; models::attention_window); 0 = every earlier token. Flash and cuDNN
   /// attention skip the blocks outside the window; the unfused path masks them and computes s².
   std::int64_t attention_window = 0;
+  /// A MoE model's layer that keeps its dense MLP of width ffn_hidden (models::is_moe_layer false:
+  /// DeepSeek's first layers).
+  bool dense_mlp = false;
 
   auto operator<=>(const LayerShape&) const = default;
 };

@@ -35,8 +35,8 @@ LayerParams one_mlp(const ModelSpec& m, std::int64_t f) {
 // The MLP of one layer with `experts` of the routed experts. Megatron-Core without expert
 // parallelism splits every expert over TP like a dense MLP (expert tensor parallelism = TP) and
 // keeps the router and the shared-expert gate whole on each rank.
-LayerParams mlp_layer_params(const ModelSpec& m, std::int64_t experts) {
-  if (!m.moe.enabled()) return one_mlp(m, m.ffn_hidden);
+LayerParams mlp_layer_params(const ModelSpec& m, std::int64_t experts, bool moe_layer = true) {
+  if (!m.moe.enabled() || !moe_layer) return one_mlp(m, m.ffn_hidden);
   const LayerParams expert = one_mlp(m, m.moe.expert_ffn);
   LayerParams p{experts * expert.sharded, experts * expert.replicated + m.hidden * m.moe.experts};
   if (m.moe.shared_ffn > 0) {
@@ -47,10 +47,10 @@ LayerParams mlp_layer_params(const ModelSpec& m, std::int64_t experts) {
   return p;
 }
 
-LayerParams layer_params(const ModelSpec& m) {
+LayerParams layer_params(const ModelSpec& m, int layer) {
   const std::int64_t h = m.hidden, q = std::int64_t{m.heads} * m.head_dim;
   const std::int64_t kv = std::int64_t{m.kv_heads} * m.head_dim;
-  LayerParams p = mlp_layer_params(m, m.moe.experts);
+  LayerParams p = mlp_layer_params(m, m.moe.experts, is_moe_layer(m, layer));
   // Column-parallel QKV (h → q + 2kv) with its biases; row-parallel output projection (q → h),
   // its bias replicated.
   p.sharded += h * (q + 2 * kv) + (m.qkv_bias ? q + 2 * kv : 0) + q * h;
@@ -81,9 +81,14 @@ std::int64_t norm_params(const ModelSpec& m) {
   return m.norm == Norm::layernorm && m.norm_bias ? 2 * m.hidden : m.hidden;
 }
 
-std::int64_t params_per_layer(const ModelSpec& m) {
-  return attention_params(m) + mlp_params(m) + norms_per_layer(m) * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
+bool is_moe_layer(const ModelSpec& m, int layer) { return m.moe.enabled() && layer >= m.moe.dense_layers; }
+
+std::int64_t params_per_layer(const ModelSpec& m, int layer) {
+  const LayerParams p = layer_params(m, layer);
+  return p.sharded + p.replicated;
 }
+
+std::int64_t params_per_layer(const ModelSpec& m) { return params_per_layer(m, m.layers - 1); }
 
 std::int64_t embedding_params(const ModelSpec& m) {
   const std::int64_t positions = m.position == Position::learned ? m.max_seq : 0;
@@ -95,11 +100,15 @@ std::int64_t head_params(const ModelSpec& m) {
 }
 
 std::int64_t total_params(const ModelSpec& m) {
-  return embedding_params(m) + m.layers * params_per_layer(m) + head_params(m);
+  std::int64_t layers = 0;
+  for (int l = 0; l < m.layers; ++l) layers += params_per_layer(m, l);
+  return embedding_params(m) + layers + head_params(m);
 }
 
 std::int64_t active_params(const ModelSpec& m) {
-  return total_params(m) - m.layers * (mlp_params(m) - active_mlp_params(m));
+  std::int64_t moe_layers = 0;
+  for (int l = 0; l < m.layers; ++l) moe_layers += is_moe_layer(m, l) ? 1 : 0;
+  return total_params(m) - moe_layers * (mlp_params(m) - active_mlp_params(m));
 }
 
 int norms_per_layer(const ModelSpec& m) { return m.sandwich_norm ? 4 : 2; }
@@ -109,9 +118,11 @@ std::int64_t attention_window(const ModelSpec& m, int layer) {
   return global ? 0 : m.attention_window;
 }
 
-std::int64_t params_per_layer_per_rank(const ModelSpec& m, int tp) {
-  const LayerParams p = layer_params(m);
+std::int64_t params_per_layer_per_rank(const ModelSpec& m, int layer, int tp) {
+  const LayerParams p = layer_params(m, layer);
   return p.sharded / tp + p.replicated;
 }
+
+std::int64_t params_per_layer_per_rank(const ModelSpec& m, int tp) { return params_per_layer_per_rank(m, m.layers - 1, tp); }
 
 }  // namespace stepsim::models

@@ -43,6 +43,9 @@ struct MoeSpec {
   /// rank, so every rank is costed at its load; without EP a rank runs every expert and the sum
   /// is what counts.
   double load_imbalance = 1;
+  /// The first dense_layers layers keep a dense MLP of width ffn_hidden (DeepSeek-V2/V3's
+  /// first_k_dense_replace); the rest are MoE layers.
+  int dense_layers = 0;
 
   bool enabled() const { return experts > 0; }
   auto operator<=>(const MoeSpec&) const = default;
@@ -97,17 +100,21 @@ const char* to_string(Position p);
 
 /// Q, K, V and output projection weights and biases of one layer: h·(a·d) + 2·h·(g·d) + (a·d)·h.
 std::int64_t attention_params(const ModelSpec& m);
-/// MLP weights and biases of one layer: 2·h·f (GELU) or 3·h·f (SwiGLU), plus biases. With
-/// experts: the router h·E, E expert MLPs of width expert_ffn, the shared expert and its gate.
+/// MLP weights and biases of one MoE layer (of a dense one in a dense model): 2·h·f (GELU) or
+/// 3·h·f (gated), plus biases. With experts: the router h·E, E expert MLPs of width expert_ffn,
+/// the shared expert and its gate.
 std::int64_t mlp_params(const ModelSpec& m);
-/// The MLP parameters one token runs through: mlp_params() with k of the E experts.
+/// The MLP parameters one token runs through in that layer: mlp_params() with k of the E experts.
 std::int64_t active_mlp_params(const ModelSpec& m);
 /// One norm's weights: h (RMSNorm, or LayerNorm without bias) or 2h.
 std::int64_t norm_params(const ModelSpec& m);
 /// Norms in one layer: 2, or 4 with sandwich_norm.
 int norms_per_layer(const ModelSpec& m);
+/// Whether layer `layer` (0-based) runs experts: a MoE model's layers past moe.dense_layers.
+bool is_moe_layer(const ModelSpec& m, int layer);
 /// One transformer layer: attention + MLP + two norms, four with sandwich_norm (+ the q/k norms,
-/// 2d, with qk_norm).
+/// 2d, with qk_norm). Without `layer`: the model's last layer (a MoE layer in a MoE model).
+std::int64_t params_per_layer(const ModelSpec& m, int layer);
 std::int64_t params_per_layer(const ModelSpec& m);
 /// Token (V·h) plus learned position (max_seq·h) tables.
 std::int64_t embedding_params(const ModelSpec& m);
@@ -124,7 +131,9 @@ std::int64_t active_params(const ModelSpec& m);
 /// `not bool(layer_idx % 2)` local) and Gemma3 (`(layer_idx + 1) % sliding_window_pattern`) have it.
 std::int64_t attention_window(const ModelSpec& m, int layer);
 /// Parameters one TP rank holds of one layer: the matrices (and column-parallel biases) split t
-/// ways, norms and row-parallel biases replicated (Megatron-LM's layout).
+/// ways, norms and row-parallel biases replicated (Megatron-LM's layout). Without `layer`: the
+/// last layer.
+std::int64_t params_per_layer_per_rank(const ModelSpec& m, int layer, int tp);
 std::int64_t params_per_layer_per_rank(const ModelSpec& m, int tp);
 
 }  // namespace stepsim::models

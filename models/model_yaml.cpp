@@ -22,7 +22,7 @@ const std::vector<std::string> kModelKeys{
     "dropout",    "qk_norm",  "moe",             "preset",          "attention_window", "global_attention_every",
     "sandwich_norm"};
 const std::vector<std::string> kMoeKeys{"experts",     "top_k",           "expert_ffn",    "shared_ffn",
-                                        "shared_gate", "capacity_factor", "load_imbalance"};
+                                        "shared_gate", "capacity_factor", "load_imbalance", "dense_layers"};
 
 fs::path presets_dir() { return fs::path(STEPSIM_DATA_DIR) / "models" / "presets"; }
 
@@ -171,6 +171,7 @@ void apply_moe_keys(const Field& root, ModelSpec& m) {
   if (auto v = f->optional("shared_ffn")) moe.shared_ffn = v->as_positive_int();
   if (auto v = f->optional("shared_gate")) moe.shared_gate = v->as_bool();
   if (auto v = f->optional("capacity_factor")) moe.capacity_factor = v->as_positive_double();
+  if (auto v = f->optional("dense_layers")) moe.dense_layers = as_int32(*v);
   if (auto v = f->optional("load_imbalance")) {
     moe.load_imbalance = v->as_positive_double();
     if (moe.load_imbalance < 1) v->fail("expected the busiest rank's load over the mean, at least 1, found " + v->found());
@@ -215,6 +216,10 @@ void validate_model(const ModelSpec& m, const Field& where) {
       in_moe("top_k").fail("expected top_k between 1 and the " + std::to_string(m.moe.experts) +
                            " experts, found " + std::to_string(m.moe.top_k));
     if (m.moe.expert_ffn <= 0) in_moe("expert_ffn").fail("expected a positive expert MLP width");
+    if (m.moe.dense_layers >= m.layers)
+      in_moe("dense_layers").fail("expected fewer dense layers than the " + std::to_string(m.layers) +
+                                  " layers (a MoE model runs experts in at least one), found " +
+                                  std::to_string(m.moe.dense_layers));
   }
 }
 

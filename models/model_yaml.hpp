@@ -12,7 +12,8 @@
 //   attention_window (0 = none: every earlier token), global_attention_every (0 = every layer local)
 //   name, source, published_params (a count such as 6.74B), published_active_params (MoE)
 //   moe: {experts, top_k, expert_ffn (= ffn_hidden), shared_ffn (0), shared_gate (false),
-//         capacity_factor (0 = dropless)}   mixture of experts (model_spec.hpp MoeSpec)
+//         capacity_factor (0 = dropless), load_imbalance (1), dense_layers (0)}
+//                                                    mixture of experts (model_spec.hpp MoeSpec)
 #pragma once
 
 #include <string>

@@ -62,8 +62,9 @@ void print_ops_table(const std::vector<models::OpCost>& ops, const hw::GpuSpec& 
 
 // Model states of this TP rank's share of the whole model (all layers, embedding, head).
 std::int64_t params_per_rank(const ModelSpec& m, int tp) {
-  return m.layers * models::params_per_layer_per_rank(m, tp) +
-         (models::embedding_params(m) + models::head_params(m)) / tp;
+  std::int64_t layers = 0;
+  for (int l = 0; l < m.layers; ++l) layers += models::params_per_layer_per_rank(m, l, tp);
+  return layers + (models::embedding_params(m) + models::head_params(m)) / tp;
 }
 
 void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu) {
@@ -83,6 +84,9 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
       std::printf(", shared expert FFN %lld%s", static_cast<long long>(m.moe.shared_ffn), m.moe.shared_gate ? " (gated)" : "");
     if (m.moe.capacity_factor > 0) std::printf(", capacity factor %.2f", m.moe.capacity_factor);
     else std::printf(", dropless");
+    if (m.moe.dense_layers > 0)
+      std::printf(", the first %d layer%s dense (FFN %lld)", m.moe.dense_layers, m.moe.dense_layers == 1 ? "" : "s",
+                  static_cast<long long>(m.ffn_hidden));
     std::printf("\n  active parameters per token %.3f B (of %.3f B)\n", static_cast<double>(models::active_params(m)) / 1e9,
                 static_cast<double>(models::total_params(m)) / 1e9);
   }

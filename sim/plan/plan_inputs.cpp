@@ -48,13 +48,14 @@ void split_layers(PlanInputs& in) {
 }
 
 // One LayerCost per distinct layer shape: the layers differ only where the model says so (a
-// local-attention layer's window).
+// local-attention layer's window, a MoE model's dense layers).
 void cost_layers(PlanInputs& in) {
   std::vector<models::LayerShape> shapes;
   for (int l = 0; l < in.sc.model.layers; ++l) {
     CostInputs layer_in = in.cost_in;
     const std::int64_t window = models::attention_window(in.sc.model, l);
     layer_in.shape.attention_window = window < layer_in.shape.seq ? window : 0;
+    layer_in.shape.dense_mlp = in.sc.model.moe.enabled() && !models::is_moe_layer(in.sc.model, l);
     const auto same = std::find(shapes.begin(), shapes.end(), layer_in.shape);
     if (same == shapes.end()) {
       shapes.push_back(layer_in.shape);

@@ -249,18 +249,19 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
 
 LayerCost layer_cost(const CostInputs& in) {
   const auto ops = models::layer_ops(*in.model, in.shape);
+  const bool moe = in.model->moe.enabled() && !in.shape.dense_mlp;
   std::vector<CommPoint> points;
   if (in.shape.tp > 1) {
     add_pair(points, index_of(ops, "qkv"), index_of(ops, "out_proj"), in.shape.sequence_parallel, in.tp_comm_overlap);
-    if (in.model->moe.enabled() && in.shape.ep == 1)
+    if (moe && in.shape.ep == 1)
       // Megatron-Core's AllGather token dispatcher gathers the tokens after the router has scored
       // its own and reduce-scatters (SP) or all-reduces the combined output; TransformerEngine's
       // userbuffer overlap does not cover the dispatcher (megatron/core/transformer/moe/token_dispatcher.py).
       add_pair(points, index_of(ops, "router_topk") + 1, index_of(ops, "moe_unpermute"), in.shape.sequence_parallel, false);
-    else if (!in.model->moe.enabled())
+    else if (!moe)
       add_pair(points, index_of(ops, "mlp_up"), index_of(ops, "mlp_down"), in.shape.sequence_parallel, in.tp_comm_overlap);
   }
-  if (in.model->moe.enabled() && in.shape.ep > 1) add_expert_parallel_points(points, ops, in);
+  if (moe && in.shape.ep > 1) add_expert_parallel_points(points, ops, in);
   if (in.shape.cp > 1) add_ring_attention_points(points, ops, in);
   LayerCost c = cost_of(ops, points, in);
   if (in.shape.recompute != models::Recompute::none) {

@@ -239,6 +239,22 @@ TEST_CASE("a MoE layer runs k experts per token: FLOPs, grouped GEMM shapes, par
         doctest::Approx(6.0 * static_cast<double>(active_params(m)) + 12.0 * 32 * h * s));
 }
 
+TEST_CASE("a MoE model's first dense layers count a dense MLP, in total and in active parameters") {
+  // Mixtral 8x7B with its first 2 layers dense (as DeepSeek's first_k_dense_replace would have
+  // them): each such layer swaps 8 experts of 3·h·f and the h·8 router for one 3·h·f MLP, and a
+  // token runs that MLP instead of 2 experts and the router.
+  ModelSpec m = load_model("mixtral-8x7b");
+  const std::int64_t h = m.hidden, f = m.ffn_hidden;
+  const std::int64_t total = total_params(m), active = active_params(m);
+  m.moe.dense_layers = 2;
+  CHECK(!is_moe_layer(m, 1));
+  CHECK(is_moe_layer(m, 2));
+  CHECK(total_params(m) == total - 2 * (7 * 3 * h * f + 8 * h));
+  CHECK(active_params(m) == active - 2 * (3 * h * f + 8 * h));
+  CHECK(params_per_layer(m, 0) == params_per_layer(m) - 7 * 3 * h * f - 8 * h);
+  CHECK(sum_ops(layer_ops(m, {.dense_mlp = true})).params == params_per_layer(m, 0));
+}
+
 TEST_CASE("a capacity factor pads every expert's buffer to capacity_factor·T·k/E rows") {
   ModelSpec m = load_model("mixtral-8x7b");
   m.moe.capacity_factor = 1.25;

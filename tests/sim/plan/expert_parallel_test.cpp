@@ -91,6 +91,32 @@ TEST_CASE("routed experts' gradients are reduced over their own replicas, the re
   CHECK(bytes_of(run("{name: ep4, dp: 8, ep: 4}"), 0, TaskCategory::dp_comm) == doctest::Approx(with_experts));
 }
 
+TEST_CASE("a MoE model's first dense layers run no all-to-all and reduce their whole MLP over DP") {
+  // moe.dense_layers 1 (DeepSeek's first_k_dense_replace): layer 0 keeps a dense SwiGLU MLP of
+  // width ffn_hidden = 4h, the other three run experts. ep 8: 3 layers × 4 all-to-alls of 2 MiB.
+  const std::string strategy = "{name: ep8, dp: 8, ep: 8}";
+  std::string yaml = moe_scenario(strategy);
+  yaml.replace(yaml.find("expert_ffn: 1024}"), 17, "expert_ffn: 1024, dense_layers: 1}");
+  auto sc = plan_test::scenario(yaml);
+  sc.cluster.gpu.comm_slowdown = 0;
+  SimOptions opt = plan_test::ideal_network(kBandwidth);
+  opt.detail = true;
+  const StepResult r = simulate(sc, sc.strategies[0], opt);
+  int count = 0;
+  CHECK(bytes_of(r, 0, TaskCategory::ep_comm, &count) == doctest::Approx(12.0 * 1024 * 2 * 512 * 2));
+  CHECK(count == 12);
+  // Gradients over DP (ep = dp: routed experts have no replica): the dense layer whole, and each
+  // MoE layer without its expert.
+  CostInputs in = cost_inputs(sc, sc.strategies[0]);
+  const LayerCost moe = layer_cost(in);
+  in.shape.dense_mlp = true;
+  const LayerCost dense = layer_cost(in);
+  CHECK(dense.expert_params == 0);
+  CHECK(dense.params == moe.params - moe.expert_params - 512 * 8 + 3 * 512 * 2048);  // no router; a 4h MLP
+  const double reduced = 2.0 * static_cast<double>(dense.params + 3 * (moe.params - moe.expert_params));
+  CHECK(bytes_of(r, 0, TaskCategory::dp_comm) == doctest::Approx(reduced));
+}
+
 TEST_CASE("expert parallelism is refused where it cannot run, at the key") {
   const auto error = plan_test::strategy_error;
   CHECK(error(plan_test::small_gpt("{name: e, dp: 8, ep: 2}")) ==
