@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
+
+#include "models/op_builders.hpp"
 
 namespace stepsim::models {
 
@@ -28,109 +29,14 @@ const char* to_string(OpKind k) {
 
 namespace {
 
-using I64 = std::int64_t;
+using detail::Dims;
+using detail::dims_of;
+using detail::I64;
+using detail::matmul;
+using detail::memory_op;
+using detail::norm_op;
+using detail::to_bytes;
 
-// The sizes every op of a layer needs, per TP rank.
-struct Dims {
-  double e;       // bytes per element
-  I64 b, s;       // s: the whole sequence (attention's keys)
-  int cp;         // context-parallel ranks sharing it
-  I64 tokens;     // T = b·s/cp, rows of every GEMM
-  I64 norm_tokens;  // T/t with sequence parallelism, else T: rows of norms and dropouts
-  I64 h, d;
-  I64 q_heads;    // a/t
-  I64 kv_heads;   // g/t (at least one: KV heads are replicated when g < t)
-  I64 ffn;        // f/t
-  bool dropout;
-  int tp;
-};
-
-Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
-  if (shape.tp < 1 || m.heads % shape.tp != 0 || m.ffn_hidden % shape.tp != 0 ||
-      m.moe.expert_ffn % shape.tp != 0 || m.moe.shared_ffn % shape.tp != 0 || shape.ep < 1 ||
-      (m.moe.enabled() ? m.moe.experts % shape.ep != 0 : shape.ep != 1))
-    throw std::invalid_argument("tp=" + std::to_string(shape.tp) + " does not divide the " +
-                                std::to_string(m.heads) + " heads and ffn " +
-                                std::to_string(m.ffn_hidden) + " of " + m.name);
-  if (shape.cp < 1 || (shape.cp > 1 && (!shape.flash_attention || shape.seq % (2 * shape.cp) != 0)))
-    throw std::invalid_argument("cp=" + std::to_string(shape.cp) + " needs flash attention and 2·cp dividing s = " +
-                                std::to_string(shape.seq));
-  if (shape.cp > 1 && shape.attention_window > 0 && shape.attention_window < shape.seq)
-    throw std::invalid_argument("cp=" + std::to_string(shape.cp) + " with a sliding window of " +
-                                std::to_string(shape.attention_window) + " tokens is not modelled");
-  Dims x{};
-  x.e = shape.bytes_per_element;
-  x.b = shape.micro_batch;
-  x.s = shape.seq;
-  x.cp = shape.cp;
-  x.tokens = x.b * x.s / x.cp;
-  x.norm_tokens = shape.sequence_parallel ? x.tokens / shape.tp : x.tokens;
-  x.h = m.hidden;
-  x.d = m.head_dim;
-  x.q_heads = m.heads / shape.tp;
-  x.kv_heads = std::max<I64>(1, m.kv_heads / shape.tp);
-  x.ffn = m.ffn_hidden / shape.tp;
-  x.dropout = m.dropout;
-  x.tp = shape.tp;
-  return x;
-}
-
-// A GEMM with weights W[k×n]: dX = dY·Wᵀ and dW = Xᵀ·dY each cost the forward FLOPs.
-// Bytes: forward reads X and W and writes Y; dX reads dY and W, writes dX; dW reads X and dY
-// and reads+writes the gradient buffer (plus dY again for the bias gradient).
-// A grouped GEMM (`batch` > 1: one weight matrix per group, the experts of a MoE layer) moves
-// each group's X, W and Y.
-OpCost matmul(std::string name, GemmShape g, double e, bool bias, I64 stored_input_bytes) {
-  OpCost op;
-  op.name = std::move(name);
-  op.kind = OpKind::matmul;
-  op.gemm = g;
-  const double groups = static_cast<double>(g.batch);
-  const double x = groups * static_cast<double>(g.m * g.k), w = groups * static_cast<double>(g.k * g.n),
-               y = groups * static_cast<double>(g.m * g.n);
-  op.fwd_flops = op.bwd_input_flops = op.bwd_weight_flops = g.flops();
-  op.fwd_bytes = (x + w + y) * e;
-  op.bwd_input_bytes = (y + w + x) * e;
-  op.bwd_weight_bytes = (x + y + 2 * w + (bias ? y : 0)) * e;
-  op.activation_bytes = stored_input_bytes;
-  op.params = g.batch * (g.k * g.n + (bias ? g.n : 0));
-  op.bwd_kernels = 2;
-  return op;
-}
-
-// A bandwidth-bound op: `fwd` and `bwd` bytes moved, `stored` bytes kept for backward.
-OpCost memory_op(std::string name, double fwd, double bwd, I64 stored, int kernels = 1) {
-  OpCost op;
-  op.name = std::move(name);
-  op.fwd_bytes = fwd;
-  op.bwd_input_bytes = bwd;
-  op.activation_bytes = stored;
-  op.fwd_kernels = op.bwd_kernels = kernels;
-  return op;
-}
-
-I64 to_bytes(double v) { return static_cast<I64>(v); }
-
-// LayerNorm/RMSNorm: forward reads x, writes y; backward reads dy and x, writes dx (the weight
-// gradient is reduced in the same pass). Keeps its input (Korthikanti: 2sbh per norm).
-OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x) {
-  const double elements = static_cast<double>(x.norm_tokens * x.h);
-  OpCost op = memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e,
-                        to_bytes(elements * x.e));
-  op.params = norm_params(m);
-  op.bwd_kernels = 2;
-  return op;
-}
-
-// Residual add with hidden dropout (Megatron's fused bias-dropout-add). Keeps the 1-byte mask.
-OpCost dropout_add_op(std::string name, const Dims& x) {
-  const double elements = static_cast<double>(x.norm_tokens * x.h);
-  const double mask = x.dropout ? elements : 0;
-  return memory_op(std::move(name), 3 * elements * x.e + mask, 3 * elements * x.e + mask,
-                   to_bytes(mask));
-}
-
-void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape);
 void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const LayerShape& shape);
 
 // Calls the framework's CPU thread makes in one op's forward, read off Megatron-LM's
@@ -170,30 +76,16 @@ std::vector<OpCost> with_host_calls(std::vector<OpCost> ops) {
 std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
   const Dims x = dims_of(m, shape);
   const double stored_norm_out = static_cast<double>(x.norm_tokens * x.h) * x.e;
-  const I64 qkv_width = (x.q_heads + 2 * x.kv_heads) * x.d;
   std::vector<OpCost> ops;
   ops.push_back(norm_op("input_norm", m, x));
-  ops.push_back(matmul("qkv", {1, x.tokens, qkv_width, x.h}, x.e, m.qkv_bias, to_bytes(stored_norm_out)));
-  if (m.qk_norm) {  // Qwen3: an RMSNorm over each query and key head; keeps its input
-    const double normed = static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d) * x.e;
-    OpCost op = memory_op("qk_norm", 2 * normed, 3 * normed, to_bytes(normed), 2);
-    op.params = 2 * m.head_dim;
-    ops.push_back(op);
-  }
-  if (m.position == Position::rotary) {
-    const double rotated = static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d) * x.e;
-    ops.push_back(memory_op("rotary", 2 * rotated, 2 * rotated, 0));
-  }
-  add_attention_core(ops, x, shape);
-  ops.push_back(matmul("out_proj", {1, x.tokens, x.h, x.q_heads * x.d}, x.e, m.linear_bias,
-                       to_bytes(static_cast<double>(x.tokens * x.q_heads * x.d) * x.e)));
+  detail::add_attention(ops, m, x, shape);
   // Sandwich norms (Gemma-2) run on the reduced output of out_proj and mlp_down, before the add.
   if (m.sandwich_norm) ops.push_back(norm_op("attn_out_norm", m, x));
-  ops.push_back(dropout_add_op("attn_residual", x));
+  ops.push_back(detail::dropout_add_op("attn_residual", x));
   ops.push_back(norm_op("post_attn_norm", m, x));
   add_mlp(ops, m, x, shape);
   if (m.sandwich_norm) ops.push_back(norm_op("mlp_out_norm", m, x));
-  ops.push_back(dropout_add_op("mlp_residual", x));
+  ops.push_back(detail::dropout_add_op("mlp_residual", x));
   // Row-parallel biases (out_proj, mlp_down: n = h) are replicated, column-parallel ones split;
   // matmul() counts n biases either way, which is right for both.
   if (shape.recompute == Recompute::full) {
@@ -209,123 +101,6 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
 
 namespace {
 
-void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
-  const double q = static_cast<double>(x.tokens * x.q_heads * x.d) * x.e;
-  const double kv = static_cast<double>(x.tokens * x.kv_heads * x.d) * x.e;
-  // Scores Q·Kᵀ and context P·V: 2·b·s²·(a/t)·d each; FlashAttention-2 skips the masked half
-  // (Dao 2023). Its backward recomputes the scores: 5 GEMMs to the forward's 2, so 2.5×.
-  // Under context parallelism the rank's s/cp queries meet all s keys, one K/V chunk per ring
-  // step: cp blocks of (s/cp)² each, the causal half skipped on average, as the load-balanced
-  // chunks give every rank the same share (Megatron-Core's get_batch_on_this_cp_rank).
-  const double full = 4.0 * static_cast<double>(x.b * x.q_heads * x.d) * static_cast<double>(x.s * x.s) / x.cp;
-  // A causal window of w < s keys leaves w·s − w²/2 of the s² query-key pairs (s²/2 at w = s):
-  // FlashAttention-2's window_size skips the blocks outside it, as it skips the masked half.
-  const double s = static_cast<double>(x.s), w = static_cast<double>(shape.attention_window);
-  const double causal = shape.attention_window > 0 && shape.attention_window < x.s ? (w * s - w * w / 2) / (s * s) : 0.5;
-  const I64 block = x.s / x.cp;
-  for (int step = 0; step < x.cp; ++step) {
-    OpCost op;
-    op.name = "attention";
-    op.kind = shape.cudnn_attention ? OpKind::cudnn_attention : OpKind::flash_attention;
-    op.gemm = {x.b * x.q_heads, block, block, x.d};
-    op.fwd_flops = (shape.causal_skip ? full * causal : full) / x.cp;
-    op.bwd_input_flops = 2.5 * op.fwd_flops;
-    // Each block reads q and one K/V chunk and writes (corrects) o; its backward reads q, k, v,
-    // o, do and writes dq, dk, dv.
-    op.fwd_bytes = 2 * q + 2 * kv;
-    op.bwd_input_bytes = 2 * (3 * q + 2 * kv);
-    // Keeps Q, K, V (6sbh/t for MHA); O is out_proj's stored input; no s² term (Korthikanti).
-    // Ring attention keeps only the rank's own chunk: backward circulates K/V again.
-    op.activation_bytes = step == 0 ? to_bytes(q + 2 * kv) : 0;
-    op.recompute = shape.recompute == Recompute::selective;  // Megatron checkpoints core attention
-    // A ring step adds the softmax-statistics correction of the partial output
-    // (TransformerEngine's flash_attn_fwd_softmax_lse_correction) and, backward, the
-    // accumulation of the chunk's dK/dV.
-    op.fwd_kernels = x.cp > 1 ? 2 : 1;
-    op.bwd_kernels = x.cp > 1 ? 3 : 2;
-    ops.push_back(op);
-  }
-}
-
-// Megatron-LM's fused scale+mask+softmax kernel runs only where its CUDA kernel handles the
-// shape (megatron/model/fused_softmax.py FusedScaleMaskSoftmax.is_kernel_available, 2022-23, as
-// Megatron-DeepSpeed has it): 16-bit input, 16 < sk <= 4096, sq and sk multiples of 4, and the
-// b·a/t attention batches a multiple of 4 and of the kernel's batches per block: 128 threads
-// in warps of min(2^ceil(log2 sk), 32) threads, each warp taking 2 rows when 2^ceil(log2 sk) <=
-// 128, else 1 (scaled_upper_triang_masked_softmax.h). Causal self-attention: sq = sk = s.
-bool fused_softmax_available(const Dims& x) {
-  const I64 batches = x.b * x.q_heads, s = x.s;
-  if (x.e != 2 || s <= 16 || s > 4096 || s % 4 != 0 || batches % 4 != 0) return false;
-  I64 pow2 = 1;
-  while (pow2 < s) pow2 *= 2;
-  const I64 warp = std::min<I64>(pow2, 32);
-  const I64 per_block = (128 / warp) * (pow2 <= 128 ? 2 : 1);
-  return batches % per_block == 0;
-}
-
-// The softmax of the S attention scores. Fused: one kernel reads and writes S 16-bit elements
-// (backward reads output and gradient, writes the gradient) and keeps its output. Otherwise
-// Megatron's forward_torch_softmax runs, in fp32 because query-key layer scaling (on by default)
-// forces softmax_in_fp32: float(), × scale, masked_fill_, softmax, half() — 5 kernels moving
-// 2→4, 4→4, 4→4, 4→4, 4→2 bytes per element (36 S), and their 5 autograd nodes backward
-// (2→4, softmax 4+4→4, 4→4, 4→4, 4→2: 40 S); softmax keeps its fp32 output. An fp32 model has
-// no casts: 3 kernels, 24 S forward and 28 S backward. Six framework calls forward (the casts,
-// the scale, the mask, building and calling nn.Softmax).
-OpCost softmax_op(const Dims& x, double scores, bool keep) {
-  if (fused_softmax_available(x))
-    return memory_op("attn_softmax", 2 * scores * x.e, 3 * scores * x.e, keep ? to_bytes(scores * x.e) : 0);
-  const bool cast = x.e != 4;
-  return memory_op("attn_softmax_torch", (cast ? 36 : 24) * scores, (cast ? 40 : 28) * scores,
-                   keep ? to_bytes(4 * scores) : 0, cast ? 5 : 3);
-}
-
-// Megatron-LM's unfused core attention: baddbmm scores, scale+mask+softmax, dropout, bmm
-// context, then a permute to [s, b, h]. Scores are S = b·(a/t)·s² elements.
-void add_unfused_attention(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
-  const double q = static_cast<double>(x.tokens * x.q_heads * x.d) * x.e;
-  const double kv = static_cast<double>(x.tokens * x.kv_heads * x.d) * x.e;
-  const double scores = static_cast<double>(x.b * x.q_heads) * static_cast<double>(x.s * x.s);
-  const bool selective = shape.recompute == Recompute::selective;
-  auto bmm = [&](std::string name, GemmShape g, double fwd_bytes, double bwd_bytes, double stored) {
-    OpCost op;
-    op.name = std::move(name);
-    op.kind = OpKind::batched_matmul;
-    op.gemm = g;
-    op.fwd_flops = g.flops();
-    op.bwd_input_flops = 2 * g.flops();  // gradients of both operands
-    op.fwd_bytes = fwd_bytes;
-    op.bwd_input_bytes = bwd_bytes;
-    op.activation_bytes = to_bytes(stored);
-    op.recompute = selective;
-    op.bwd_kernels = 2;
-    return op;
-  };
-  // Keeps Q and K (Korthikanti: 4sbh/t).
-  ops.push_back(bmm("attn_scores", {x.b * x.q_heads, x.s, x.s, x.d}, q + kv + scores * x.e,
-                    scores * x.e + 2 * (q + kv), q + kv));
-  // Keeps its output for the softmax backward (2as²b/t), unless recomputed.
-  OpCost softmax = softmax_op(x, scores, !selective);
-  softmax.recompute = selective;
-  ops.push_back(softmax);
-  if (x.dropout) {  // keeps the 1-byte mask (as²b/t)
-    OpCost drop = memory_op("attn_dropout", 2 * scores * x.e + scores, 2 * scores * x.e + scores,
-                            selective ? 0 : to_bytes(scores));
-    drop.recompute = selective;
-    ops.push_back(drop);
-  }
-  // Keeps V and the dropped-out probabilities (2sbh/t + 2as²b/t; the softmax output already
-  // holds them when there is no dropout).
-  const double probs_stored = x.dropout && !selective ? scores * x.e : 0;
-  OpCost context = bmm("attn_context", {x.b * x.q_heads, x.s, x.d, x.s}, scores * x.e + kv + 3 * q,
-                       2 * scores * x.e + 2 * q + 2 * kv, kv + probs_stored);
-  context.fwd_kernels = 2;  // the bmm and the permute copy
-  ops.push_back(context);
-}
-
-void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
-  if (shape.flash_attention) add_flash_attention(ops, x, shape);
-  else add_unfused_attention(ops, x, shape);
-}
 
 // An MLP of width `ffn` (per TP rank) over `groups` × `rows` tokens: up (and gate), activation,
 // down. `prefix` names its ops: "mlp" for the dense MLP, "expert", "shared".

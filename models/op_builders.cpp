@@ -1,0 +1,93 @@
+#include "models/op_builders.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace stepsim::models::detail {
+
+Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
+  if (shape.tp < 1 || m.heads % shape.tp != 0 || m.ffn_hidden % shape.tp != 0 ||
+      m.moe.expert_ffn % shape.tp != 0 || m.moe.shared_ffn % shape.tp != 0 || shape.ep < 1 ||
+      (m.moe.enabled() ? m.moe.experts % shape.ep != 0 : shape.ep != 1))
+    throw std::invalid_argument("tp=" + std::to_string(shape.tp) + " does not divide the " +
+                                std::to_string(m.heads) + " heads and ffn " +
+                                std::to_string(m.ffn_hidden) + " of " + m.name);
+  if (shape.cp < 1 || (shape.cp > 1 && (!shape.flash_attention || shape.seq % (2 * shape.cp) != 0)))
+    throw std::invalid_argument("cp=" + std::to_string(shape.cp) + " needs flash attention and 2·cp dividing s = " +
+                                std::to_string(shape.seq));
+  if (shape.cp > 1 && shape.attention_window > 0 && shape.attention_window < shape.seq)
+    throw std::invalid_argument("cp=" + std::to_string(shape.cp) + " with a sliding window of " +
+                                std::to_string(shape.attention_window) + " tokens is not modelled");
+  Dims x{};
+  x.e = shape.bytes_per_element;
+  x.b = shape.micro_batch;
+  x.s = shape.seq;
+  x.cp = shape.cp;
+  x.tokens = x.b * x.s / x.cp;
+  x.norm_tokens = shape.sequence_parallel ? x.tokens / shape.tp : x.tokens;
+  x.h = m.hidden;
+  x.d = m.head_dim;
+  x.q_heads = m.heads / shape.tp;
+  x.kv_heads = std::max<I64>(1, m.kv_heads / shape.tp);
+  x.ffn = m.ffn_hidden / shape.tp;
+  x.dropout = m.dropout;
+  x.tp = shape.tp;
+  return x;
+}
+
+// A GEMM with weights W[k×n]: dX = dY·Wᵀ and dW = Xᵀ·dY each cost the forward FLOPs.
+// Bytes: forward reads X and W and writes Y; dX reads dY and W, writes dX; dW reads X and dY
+// and reads+writes the gradient buffer (plus dY again for the bias gradient).
+// A grouped GEMM (`batch` > 1: one weight matrix per group, the experts of a MoE layer) moves
+// each group's X, W and Y.
+OpCost matmul(std::string name, GemmShape g, double e, bool bias, I64 stored_input_bytes) {
+  OpCost op;
+  op.name = std::move(name);
+  op.kind = OpKind::matmul;
+  op.gemm = g;
+  const double groups = static_cast<double>(g.batch);
+  const double x = groups * static_cast<double>(g.m * g.k), w = groups * static_cast<double>(g.k * g.n),
+               y = groups * static_cast<double>(g.m * g.n);
+  op.fwd_flops = op.bwd_input_flops = op.bwd_weight_flops = g.flops();
+  op.fwd_bytes = (x + w + y) * e;
+  op.bwd_input_bytes = (y + w + x) * e;
+  op.bwd_weight_bytes = (x + y + 2 * w + (bias ? y : 0)) * e;
+  op.activation_bytes = stored_input_bytes;
+  op.params = g.batch * (g.k * g.n + (bias ? g.n : 0));
+  op.bwd_kernels = 2;
+  return op;
+}
+
+// A bandwidth-bound op: `fwd` and `bwd` bytes moved, `stored` bytes kept for backward.
+OpCost memory_op(std::string name, double fwd, double bwd, I64 stored, int kernels) {
+  OpCost op;
+  op.name = std::move(name);
+  op.fwd_bytes = fwd;
+  op.bwd_input_bytes = bwd;
+  op.activation_bytes = stored;
+  op.fwd_kernels = op.bwd_kernels = kernels;
+  return op;
+}
+
+I64 to_bytes(double v) { return static_cast<I64>(v); }
+
+// LayerNorm/RMSNorm: forward reads x, writes y; backward reads dy and x, writes dx (the weight
+// gradient is reduced in the same pass). Keeps its input (Korthikanti: 2sbh per norm).
+OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x) {
+  const double elements = static_cast<double>(x.norm_tokens * x.h);
+  OpCost op = memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e,
+                        to_bytes(elements * x.e));
+  op.params = norm_params(m);
+  op.bwd_kernels = 2;
+  return op;
+}
+
+// Residual add with hidden dropout (Megatron's fused bias-dropout-add). Keeps the 1-byte mask.
+OpCost dropout_add_op(std::string name, const Dims& x) {
+  const double elements = static_cast<double>(x.norm_tokens * x.h);
+  const double mask = x.dropout ? elements : 0;
+  return memory_op(std::move(name), 3 * elements * x.e + mask, 3 * elements * x.e + mask,
+                   to_bytes(mask));
+}
+
+}  // namespace stepsim::models::detail
