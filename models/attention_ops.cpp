@@ -8,15 +8,26 @@
 namespace stepsim::models::detail {
 namespace {
 
+// Sizes of a head group's tensors on the rank, in bytes: queries, keys, values, output.
+struct Qkvo {
+  double q, k, v, o;
+};
+
+Qkvo qkvo(const Dims& x) {
+  const double t = static_cast<double>(x.tokens) * x.e;
+  return {t * static_cast<double>(x.q_heads * x.d), t * static_cast<double>(x.kv_heads * x.d),
+          t * static_cast<double>(x.kv_heads * x.dv), t * static_cast<double>(x.q_heads * x.dv)};
+}
+
 void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
-  const double q = static_cast<double>(x.tokens * x.q_heads * x.d) * x.e;
-  const double kv = static_cast<double>(x.tokens * x.kv_heads * x.d) * x.e;
-  // Scores Q·Kᵀ and context P·V: 2·b·s²·(a/t)·d each; FlashAttention-2 skips the masked half
-  // (Dao 2023). Its backward recomputes the scores: 5 GEMMs to the forward's 2, so 2.5×.
+  const Qkvo t = qkvo(x);
+  // Scores Q·Kᵀ and context P·V: 2·b·s²·(a/t)·d each (d_qk and d_v under latent attention);
+  // FlashAttention-2 skips the masked half (Dao 2023). Its backward recomputes the scores: 5
+  // GEMMs to the forward's 2, so 2.5×.
   // Under context parallelism the rank's s/cp queries meet all s keys, one K/V chunk per ring
   // step: cp blocks of (s/cp)² each, the causal half skipped on average, as the load-balanced
   // chunks give every rank the same share (Megatron-Core's get_batch_on_this_cp_rank).
-  const double full = 4.0 * static_cast<double>(x.b * x.q_heads * x.d) * static_cast<double>(x.s * x.s) / x.cp;
+  const double full = 2.0 * static_cast<double>(x.b * x.q_heads * (x.d + x.dv)) * static_cast<double>(x.s * x.s) / x.cp;
   // A causal window of w < s keys leaves w·s − w²/2 of the s² query-key pairs (s²/2 at w = s):
   // FlashAttention-2's window_size skips the blocks outside it, as it skips the masked half.
   const double s = static_cast<double>(x.s), w = static_cast<double>(shape.attention_window);
@@ -31,11 +42,11 @@ void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerSha
     op.bwd_input_flops = 2.5 * op.fwd_flops;
     // Each block reads q and one K/V chunk and writes (corrects) o; its backward reads q, k, v,
     // o, do and writes dq, dk, dv.
-    op.fwd_bytes = 2 * q + 2 * kv;
-    op.bwd_input_bytes = 2 * (3 * q + 2 * kv);
+    op.fwd_bytes = t.q + t.k + t.v + t.o;
+    op.bwd_input_bytes = 2 * (t.q + 2 * t.o + t.k + t.v);
     // Keeps Q, K, V (6sbh/t for MHA); O is out_proj's stored input; no s² term (Korthikanti).
     // Ring attention keeps only the rank's own chunk: backward circulates K/V again.
-    op.activation_bytes = step == 0 ? to_bytes(q + 2 * kv) : 0;
+    op.activation_bytes = step == 0 ? to_bytes(t.q + t.k + t.v) : 0;
     op.recompute = shape.recompute == Recompute::selective;  // Megatron checkpoints core attention
     // A ring step adds the softmax-statistics correction of the partial output
     // (TransformerEngine's flash_attn_fwd_softmax_lse_correction) and, backward, the
@@ -81,8 +92,7 @@ OpCost softmax_op(const Dims& x, double scores, bool keep) {
 // Megatron-LM's unfused core attention: baddbmm scores, scale+mask+softmax, dropout, bmm
 // context, then a permute to [s, b, h]. Scores are S = b·(a/t)·s² elements.
 void add_unfused_attention(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
-  const double q = static_cast<double>(x.tokens * x.q_heads * x.d) * x.e;
-  const double kv = static_cast<double>(x.tokens * x.kv_heads * x.d) * x.e;
+  const Qkvo t = qkvo(x);
   const double scores = static_cast<double>(x.b * x.q_heads) * static_cast<double>(x.s * x.s);
   const bool selective = shape.recompute == Recompute::selective;
   auto bmm = [&](std::string name, GemmShape g, double fwd_bytes, double bwd_bytes, double stored) {
@@ -100,8 +110,8 @@ void add_unfused_attention(std::vector<OpCost>& ops, const Dims& x, const LayerS
     return op;
   };
   // Keeps Q and K (Korthikanti: 4sbh/t).
-  ops.push_back(bmm("attn_scores", {x.b * x.q_heads, x.s, x.s, x.d}, q + kv + scores * x.e,
-                    scores * x.e + 2 * (q + kv), q + kv));
+  ops.push_back(bmm("attn_scores", {x.b * x.q_heads, x.s, x.s, x.d}, t.q + t.k + scores * x.e,
+                    scores * x.e + 2 * (t.q + t.k), t.q + t.k));
   // Keeps its output for the softmax backward (2as²b/t), unless recomputed.
   OpCost softmax = softmax_op(x, scores, !selective);
   softmax.recompute = selective;
@@ -115,8 +125,8 @@ void add_unfused_attention(std::vector<OpCost>& ops, const Dims& x, const LayerS
   // Keeps V and the dropped-out probabilities (2sbh/t + 2as²b/t; the softmax output already
   // holds them when there is no dropout).
   const double probs_stored = x.dropout && !selective ? scores * x.e : 0;
-  OpCost context = bmm("attn_context", {x.b * x.q_heads, x.s, x.d, x.s}, scores * x.e + kv + 3 * q,
-                       2 * scores * x.e + 2 * q + 2 * kv, kv + probs_stored);
+  OpCost context = bmm("attn_context", {x.b * x.q_heads, x.s, x.dv, x.s}, scores * x.e + t.v + 3 * t.o,
+                       2 * scores * x.e + 2 * t.o + 2 * t.v, t.v + probs_stored);
   context.fwd_kernels = 2;  // the bmm and the permute copy
   ops.push_back(context);
 }
@@ -125,9 +135,46 @@ void add_attention_core(std::vector<OpCost>& ops, const Dims& x, const LayerShap
   if (shape.flash_attention) add_flash_attention(ops, x, shape);
   else add_unfused_attention(ops, x, shape);
 }
+// DeepSeek-V2's multi-head latent attention as Megatron-Core's MLASelfAttention runs it
+// (megatron/core/transformer/multi_latent_attention.py, TransformerEngine's layer spec): the
+// down projections, duplicated on every TP rank, on the rank's norm_tokens (s/t under SP); the
+// latents' RMSNorms; then, after the TP gather of the latents (sim/plan), the column-parallel up
+// projections on all T tokens, rotary over the queries' and the one shared key's d_rope dims, the
+// core attention with d_qk = d_nope + d_rope and d_v, and the row-parallel output projection.
+// Without a query latent (V2-Lite) the query comes straight from the hidden state (q_proj).
+void add_latent_attention(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const LayerShape& shape) {
+  const MlaSpec& a = m.mla;
+  const I64 n = x.norm_tokens, t = x.tokens, rope = a.qk_rope_head_dim;
+  const double norm_out = static_cast<double>(n * x.h) * x.e;  // kept once, by the first GEMM that reads it
+  const bool q_latent = a.q_lora_rank > 0;
+  if (q_latent) ops.push_back(matmul("q_down", {1, n, a.q_lora_rank, x.h}, x.e, false, to_bytes(norm_out)));
+  ops.push_back(matmul("kv_down", {1, n, a.kv_lora_rank + rope, x.h}, x.e, false, q_latent ? 0 : to_bytes(norm_out)));
+  auto latent_norm = [&](std::string name, I64 width) {
+    const double elements = static_cast<double>(n * width);
+    OpCost op = memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e));
+    op.params = width;
+    op.bwd_kernels = 2;
+    ops.push_back(op);
+  };
+  if (q_latent) latent_norm("q_norm", a.q_lora_rank);
+  latent_norm("kv_norm", a.kv_lora_rank);
+  if (q_latent)
+    ops.push_back(matmul("q_up", {1, t, x.q_heads * x.d, a.q_lora_rank}, x.e, false,
+                         to_bytes(static_cast<double>(t * a.q_lora_rank) * x.e)));
+  else
+    ops.push_back(matmul("q_proj", {1, t, x.q_heads * x.d, x.h}, x.e, false, 0));
+  ops.push_back(matmul("kv_up", {1, t, x.q_heads * (a.qk_nope_head_dim + x.dv), a.kv_lora_rank}, x.e, false, to_bytes(static_cast<double>(t * a.kv_lora_rank) * x.e)));
+  const double rotated = static_cast<double>(t * (x.q_heads + 1) * rope) * x.e;
+  ops.push_back(memory_op("rotary", 2 * rotated, 2 * rotated, 0));
+  add_attention_core(ops, x, shape);
+  ops.push_back(matmul("out_proj", {1, t, x.h, x.q_heads * x.dv}, x.e, false,
+                       to_bytes(static_cast<double>(t * x.q_heads * x.dv) * x.e)));
+}
+
 }  // namespace
 
 void add_attention(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const LayerShape& shape) {
+  if (m.mla.enabled()) return add_latent_attention(ops, m, x, shape);
   const double stored_norm_out = static_cast<double>(x.norm_tokens * x.h) * x.e;
   const I64 qkv_width = (x.q_heads + 2 * x.kv_heads) * x.d;
   ops.push_back(matmul("qkv", {1, x.tokens, qkv_width, x.h}, x.e, m.qkv_bias, to_bytes(stored_norm_out)));

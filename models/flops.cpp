@@ -19,8 +19,9 @@ namespace {
 // Attention scores and context per sequence, forward: L·2·2·h·s² (llm-foundry's attn_flops_per_seq).
 // A local layer's query meets at most its window of keys, so w replaces s there (Mistral 7B,
 // Jiang et al. 2023 §2: sliding-window attention costs O(s·w), not O(s²)).
+// Latent attention's scores run over d_qk dims and its context over d_v: 2·a·(d_qk + d_v) in place of 4·a·d.
 double attention_flops_per_token(const ModelSpec& m, std::int64_t seq) {
-  const double attention_width = static_cast<double>(m.heads * m.head_dim);
+  const double attention_width = static_cast<double>(m.heads) * static_cast<double>(qk_head_dim(m) + v_head_dim(m)) / 2;
   double keys = 0;
   for (int layer = 0; layer < m.layers; ++layer) {
     const std::int64_t window = attention_window(m, layer);

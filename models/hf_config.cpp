@@ -10,7 +10,8 @@ namespace {
 using config::Field;
 
 const std::vector<std::string> kFamilies{"llama",    "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
-                                         "gemma",    "gemma2",  "phi3",  "gpt_neox", "gpt2", "mpt", "bloom"};
+                                         "gemma",    "gemma2",  "phi3",  "deepseek_v2", "deepseek_v3", "gpt_neox", "gpt2",
+                                         "mpt",      "bloom"};
 
 // The first of `keys` present (families renamed keys over time: bloom n_embed → hidden_size).
 Field first_of(const Field& root, std::initializer_list<const char*> keys) {
@@ -54,6 +55,49 @@ void read_llama_like(const Field& root, const std::string& family, ModelSpec& m)
   m.qk_norm = family == "qwen3" || family == "qwen3_moe";  // Qwen3Attention's q_norm and k_norm
   m.norm_bias = false;
   m.dropout = has_dropout(root, {"attention_dropout"});
+}
+
+// The width `key` gives, or 0 where it is absent or null (DeepSeek-V2-Lite's q_lora_rank).
+std::int64_t width_or_zero(const Field& root, const char* key) {
+  auto f = root.optional(key);
+  return f && !f->is_null() ? f->as_positive_int() : 0;
+}
+
+// DeepSeek-V2 / V3 (their modeling_deepseek.py on the Hub): latent attention (q_a_proj,
+// kv_a_proj_with_mqa, kv_b_proj; no q latent where q_lora_rank is null), dense MLPs of
+// intermediate_size in the first first_k_dense_replace layers and experts after: n_routed_experts
+// of moe_intermediate_size, top num_experts_per_tok, and the shared experts as one MLP of
+// n_shared_experts × moe_intermediate_size (DeepseekV2MoE). V3's noaux_tc routing adds a per-expert
+// score bias (MoEGate.e_score_correction_bias). Its multi-token-prediction layer is a warning:
+// transformers builds no such layer, and stepsim does not cost it.
+void read_deepseek(const Field& root, ModelSpec& m) {
+  MlaSpec& a = m.mla;
+  a.q_lora_rank = width_or_zero(root, "q_lora_rank");
+  a.kv_lora_rank = count(root, {"kv_lora_rank"});
+  a.qk_nope_head_dim = count(root, {"qk_nope_head_dim"});
+  a.qk_rope_head_dim = count(root, {"qk_rope_head_dim"});
+  a.v_head_dim = count(root, {"v_head_dim"});
+  m.kv_heads = m.heads;
+  m.head_dim = a.v_head_dim;
+  if (width_or_zero(root, "n_routed_experts") == 0) return;
+  if (auto freq = root.optional("moe_layer_freq"); freq && !freq->is_null() && freq->as_positive_int() != 1)
+    freq->fail("expected moe_layer_freq 1 (experts in every layer after the dense ones); other layouts are not modelled yet");
+  MoeSpec& moe = m.moe;
+  moe.experts = static_cast<int>(count(root, {"n_routed_experts"}));
+  moe.top_k = static_cast<int>(count(root, {"num_experts_per_tok"}));
+  moe.expert_ffn = count(root, {"moe_intermediate_size"});
+  moe.shared_ffn = width_or_zero(root, "n_shared_experts") * moe.expert_ffn;
+  if (auto dense = root.optional("first_k_dense_replace"); dense && !dense->is_null()) {
+    const std::int64_t layers = dense->as_int();
+    if (layers < 0 || layers >= m.layers)
+      dense->fail("expected fewer dense layers than the " + std::to_string(m.layers) + " layers, at least 0, found " +
+                  dense->found());
+    moe.dense_layers = static_cast<int>(layers);
+  }
+  if (auto method = root.optional("topk_method"); method && !method->is_null()) moe.router_bias = method->as_string() == "noaux_tc";
+  if (auto mtp = root.optional("num_nextn_predict_layers"); mtp && !mtp->is_null() && mtp->as_int() > 0)
+    m.unmodelled.push_back(config::to_string(mtp->pos()) + ": num_nextn_predict_layers " + mtp->as_string() +
+                           " is not modelled: the multi-token-prediction layer's compute and parameters are not costed");
 }
 
 // Gemma (transformers' GemmaConfig, Gemma2Config): Llama's layout with a GeGLU MLP (gate_proj,
@@ -191,12 +235,13 @@ std::string family_of(const Field& root) {
   for (const auto& [prefix, family] : std::vector<std::pair<std::string, std::string>>{
            {"Llama", "llama"}, {"Mistral", "mistral"}, {"Mixtral", "mixtral"}, {"Qwen2Moe", "qwen2_moe"},
            {"Qwen3Moe", "qwen3_moe"}, {"Qwen2", "qwen2"}, {"Qwen3", "qwen3"}, {"Gemma2ForCausalLM", "gemma2"},
-           {"GemmaForCausalLM", "gemma"}, {"Phi3ForCausalLM", "phi3"}, {"GPTNeoX", "gpt_neox"},
+           {"GemmaForCausalLM", "gemma"}, {"Phi3ForCausalLM", "phi3"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
+           {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GPTNeoX", "gpt_neox"},
            {"GPT2", "gpt2"}, {"MPT", "mpt"}, {"Bloom", "bloom"}})
     if (first.rfind(prefix, 0) == 0) return family;
   root.required("architectures").fail("expected a model_type or an architecture of a supported family "
                                       "(llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
-                                      "phi3, gpt_neox, gpt2, mpt, bloom), found '" + first + "'");
+                                      "phi3, deepseek_v2, deepseek_v3, gpt_neox, gpt2, mpt, bloom), found '" + first + "'");
 }
 
 }  // namespace
@@ -212,6 +257,7 @@ ModelSpec read_hf_config(const Field& root, const std::string& default_name) {
   else if (family == "bloom") read_bloom(root, m);
   else read_llama_like(root, family, m);
   if (family == "mixtral" || family == "qwen2_moe" || family == "qwen3_moe") read_moe(root, family, m);
+  if (family == "deepseek_v2" || family == "deepseek_v3") read_deepseek(root, m);
   if (family == "gemma" || family == "gemma2") read_gemma(root, family, m);
   else read_sliding_window(root, family, m);
   warn_softcapping(root, m);

@@ -208,7 +208,14 @@ std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape) {
 std::int64_t cp_kv_bytes(const ModelSpec& m, const LayerShape& shape) {
   if (shape.cp == 1) return 0;
   const Dims x = dims_of(m, shape);
-  return 2 * x.tokens * x.kv_heads * x.d * static_cast<I64>(x.e);
+  return x.tokens * x.kv_heads * (x.d + x.dv) * static_cast<I64>(x.e);
+}
+
+std::int64_t mla_latent_bytes(const ModelSpec& m, const LayerShape& shape) {
+  if (!m.mla.enabled()) return 0;
+  const Dims x = dims_of(m, shape);
+  const I64 query = m.mla.q_lora_rank > 0 ? m.mla.q_lora_rank : x.h;
+  return x.tokens * (query + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * static_cast<I64>(x.e);
 }
 
 OpTotals sum_ops(const std::vector<OpCost>& ops) {

@@ -116,6 +116,10 @@ std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape);
 /// Bytes one rank sends in one step of ring attention under context parallelism: the K and V of
 /// its s/cp tokens, its (g/t) KV heads wide. 0 when cp == 1.
 std::int64_t cp_kv_bytes(const ModelSpec& m, const LayerShape& shape);
+/// Payload of latent attention's TP collective before the up projections: the rank's b·s/cp
+/// tokens of the query latent (the hidden state without one), the KV latent and the shared
+/// rotary key — all-gathered under SP, their gradients all-reduced without it. 0 without MLA.
+std::int64_t mla_latent_bytes(const ModelSpec& m, const LayerShape& shape);
 
 /// Sums over ops (one layer's, or a stage's concatenated lists).
 struct OpTotals {

@@ -38,7 +38,8 @@ LayerParams one_mlp(const ModelSpec& m, std::int64_t f) {
 LayerParams mlp_layer_params(const ModelSpec& m, std::int64_t experts, bool moe_layer = true) {
   if (!m.moe.enabled() || !moe_layer) return one_mlp(m, m.ffn_hidden);
   const LayerParams expert = one_mlp(m, m.moe.expert_ffn);
-  LayerParams p{experts * expert.sharded, experts * expert.replicated + m.hidden * m.moe.experts};
+  LayerParams p{experts * expert.sharded,
+                experts * expert.replicated + m.hidden * m.moe.experts + (m.moe.router_bias ? m.moe.experts : 0)};
   if (m.moe.shared_ffn > 0) {
     const LayerParams shared = one_mlp(m, m.moe.shared_ffn);
     p.sharded += shared.sharded;
@@ -47,14 +48,38 @@ LayerParams mlp_layer_params(const ModelSpec& m, std::int64_t experts, bool moe_
   return p;
 }
 
+// Megatron-Core's MLASelfAttention (multi_latent_attention.py with TransformerEngine's spec): the
+// down projections and the latent norms duplicated on every TP rank, the up projections
+// column-parallel, the output projection row-parallel. No biases (DeepSeek's attention_bias).
+LayerParams latent_attention_params(const ModelSpec& m) {
+  const MlaSpec& a = m.mla;
+  const std::int64_t h = m.hidden, heads = m.heads, qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  LayerParams p;
+  p.replicated = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank;
+  if (a.q_lora_rank > 0) {
+    p.replicated += h * a.q_lora_rank + a.q_lora_rank;
+    p.sharded = a.q_lora_rank * heads * qk;
+  } else {
+    p.sharded = h * heads * qk;
+  }
+  p.sharded += a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim) + heads * a.v_head_dim * h;
+  return p;
+}
+
 LayerParams layer_params(const ModelSpec& m, int layer) {
   const std::int64_t h = m.hidden, q = std::int64_t{m.heads} * m.head_dim;
   const std::int64_t kv = std::int64_t{m.kv_heads} * m.head_dim;
   LayerParams p = mlp_layer_params(m, m.moe.experts, is_moe_layer(m, layer));
-  // Column-parallel QKV (h → q + 2kv) with its biases; row-parallel output projection (q → h),
-  // its bias replicated.
-  p.sharded += h * (q + 2 * kv) + (m.qkv_bias ? q + 2 * kv : 0) + q * h;
-  p.replicated += m.linear_bias ? h : 0;
+  if (m.mla.enabled()) {
+    const LayerParams attention = latent_attention_params(m);
+    p.sharded += attention.sharded;
+    p.replicated += attention.replicated;
+  } else {
+    // Column-parallel QKV (h → q + 2kv) with its biases; row-parallel output projection (q → h),
+    // its bias replicated.
+    p.sharded += h * (q + 2 * kv) + (m.qkv_bias ? q + 2 * kv : 0) + q * h;
+    p.replicated += m.linear_bias ? h : 0;
+  }
   p.replicated += norms_per_layer(m) * norm_params(m) + (m.qk_norm ? 2 * m.head_dim : 0);
   return p;
 }
@@ -62,6 +87,10 @@ LayerParams layer_params(const ModelSpec& m, int layer) {
 }  // namespace
 
 std::int64_t attention_params(const ModelSpec& m) {
+  if (m.mla.enabled()) {
+    const LayerParams p = latent_attention_params(m);
+    return p.sharded + p.replicated;
+  }
   const std::int64_t h = m.hidden, q = std::int64_t{m.heads} * m.head_dim;
   const std::int64_t kv = std::int64_t{m.kv_heads} * m.head_dim;
   return h * (q + 2 * kv) + q * h + (m.qkv_bias ? q + 2 * kv : 0) + (m.linear_bias ? h : 0);
@@ -112,6 +141,12 @@ std::int64_t active_params(const ModelSpec& m) {
 }
 
 int norms_per_layer(const ModelSpec& m) { return m.sandwich_norm ? 4 : 2; }
+
+std::int64_t qk_head_dim(const ModelSpec& m) {
+  return m.mla.enabled() ? m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim : m.head_dim;
+}
+
+std::int64_t v_head_dim(const ModelSpec& m) { return m.mla.enabled() ? m.mla.v_head_dim : m.head_dim; }
 
 std::int64_t attention_window(const ModelSpec& m, int layer) {
   const bool global = m.global_attention_every > 0 && (layer + 1) % m.global_attention_every == 0;

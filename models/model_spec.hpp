@@ -46,9 +46,28 @@ struct MoeSpec {
   /// The first dense_layers layers keep a dense MLP of width ffn_hidden (DeepSeek-V2/V3's
   /// first_k_dense_replace); the rest are MoE layers.
   int dense_layers = 0;
+  /// A per-expert bias added to the routing scores (DeepSeek-V3's e_score_correction_bias for its
+  /// auxiliary-loss-free balancing): E more parameters a layer.
+  bool router_bias = false;
 
   bool enabled() const { return experts > 0; }
   auto operator<=>(const MoeSpec&) const = default;
+};
+
+/// Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434 §2.1): keys and values come up
+/// from a kv_lora_rank-wide latent, queries from a q_lora_rank-wide one (0: straight from the
+/// hidden state); each head's query and key have qk_nope_head_dim dims plus qk_rope_head_dim
+/// rotary ones (one rotary key shared by all heads), its value v_head_dim. kv_lora_rank == 0: the
+/// model uses ordinary multi-head / grouped-query attention.
+struct MlaSpec {
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+
+  bool enabled() const { return kv_lora_rank > 0; }
+  auto operator<=>(const MlaSpec&) const = default;
 };
 
 struct ModelSpec {
@@ -81,6 +100,7 @@ struct ModelSpec {
   bool sandwich_norm = false;
   bool dropout = true;                 ///< attention and hidden dropout run (GPT/Megatron: yes)
   MoeSpec moe{};                       ///< experts instead of the dense MLP when moe.enabled()
+  MlaSpec mla{};                       ///< latent attention instead of QKV when mla.enabled()
   /// Local (sliding-window) attention: each query attends to the last attention_window tokens,
   /// itself included (Beltagy et al. 2020; Mistral 7B, Jiang et al. 2023); 0 = none.
   std::int64_t attention_window = 0;
@@ -99,7 +119,12 @@ const char* to_string(Position p);
 // --- parameter counts (whole model, no parallelism) ---------------------------------------------
 
 /// Q, K, V and output projection weights and biases of one layer: h·(a·d) + 2·h·(g·d) + (a·d)·h.
+/// With latent attention: the down projections (h·r_q, h·(r_kv + d_rope)), their norms (r_q, r_kv)
+/// and the up projections (r_q·a·d_qk, r_kv·a·(d_nope + d_v)), and the output a·d_v·h.
 std::int64_t attention_params(const ModelSpec& m);
+/// Dims of one head's query and key (d, or d_nope + d_rope with latent attention) and of its value.
+std::int64_t qk_head_dim(const ModelSpec& m);
+std::int64_t v_head_dim(const ModelSpec& m);
 /// MLP weights and biases of one MoE layer (of a dense one in a dense model): 2·h·f (GELU) or
 /// 3·h·f (gated), plus biases. With experts: the router h·E, E expert MLPs of width expert_ffn,
 /// the shared expert and its gate.

@@ -20,9 +20,11 @@ const std::vector<std::string> kModelKeys{
     "kv_heads",   "head_dim", "ffn_hidden",      "vocab",           "max_seq",  "activation",
     "norm",       "position", "tied_embeddings", "bias",            "qkv_bias", "norm_bias",
     "dropout",    "qk_norm",  "moe",             "preset",          "attention_window", "global_attention_every",
-    "sandwich_norm"};
+    "sandwich_norm", "mla"};
+const std::vector<std::string> kMlaKeys{"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                        "v_head_dim"};
 const std::vector<std::string> kMoeKeys{"experts",     "top_k",           "expert_ffn",    "shared_ffn",
-                                        "shared_gate", "capacity_factor", "load_imbalance", "dense_layers"};
+                                        "shared_gate", "capacity_factor", "load_imbalance", "dense_layers", "router_bias"};
 
 fs::path presets_dir() { return fs::path(STEPSIM_DATA_DIR) / "models" / "presets"; }
 
@@ -172,10 +174,26 @@ void apply_moe_keys(const Field& root, ModelSpec& m) {
   if (auto v = f->optional("shared_gate")) moe.shared_gate = v->as_bool();
   if (auto v = f->optional("capacity_factor")) moe.capacity_factor = v->as_positive_double();
   if (auto v = f->optional("dense_layers")) moe.dense_layers = as_int32(*v);
+  if (auto v = f->optional("router_bias")) moe.router_bias = v->as_bool();
   if (auto v = f->optional("load_imbalance")) {
     moe.load_imbalance = v->as_positive_double();
     if (moe.load_imbalance < 1) v->fail("expected the busiest rank's load over the mean, at least 1, found " + v->found());
   }
+}
+
+// `mla:` — every width required but q_lora_rank (0: queries straight from the hidden state).
+void apply_mla_keys(const Field& root, ModelSpec& m) {
+  const auto f = root.optional("mla");
+  if (!f) return;
+  f->check_keys(kMlaKeys);
+  MlaSpec& a = m.mla;
+  a.kv_lora_rank = f->required("kv_lora_rank").as_positive_int();
+  a.qk_nope_head_dim = f->required("qk_nope_head_dim").as_positive_int();
+  a.qk_rope_head_dim = f->required("qk_rope_head_dim").as_positive_int();
+  a.v_head_dim = f->required("v_head_dim").as_positive_int();
+  a.q_lora_rank = f->has("q_lora_rank") ? f->required("q_lora_rank").as_positive_int() : 0;
+  m.kv_heads = m.heads;  // every head expands its own key and value from the latent
+  m.head_dim = a.v_head_dim;
 }
 
 // Fills what a file may leave out; `fresh` when no preset gave a base to override.
@@ -199,7 +217,7 @@ bool is_hf_config(const Field& root) {
 
 void validate_model(const ModelSpec& m, const Field& where) {
   auto at = [&](const char* key) { return where.optional(key).value_or(where); };
-  if (m.head_dim <= 0 || (!where.has("head_dim") && m.head_dim * m.heads != m.hidden))
+  if (m.head_dim <= 0 || (!where.has("head_dim") && !m.mla.enabled() && m.head_dim * m.heads != m.hidden))
     at("heads").fail("hidden " + std::to_string(m.hidden) + " is not a multiple of heads " +
                      std::to_string(m.heads) + "; give head_dim");
   if (m.heads % m.kv_heads != 0)
@@ -239,6 +257,7 @@ ModelSpec read_model_yaml(const Field& root, const std::string& default_name) {
   apply_kind_keys(root, m);
   fill_defaults(root, m, fresh);
   apply_moe_keys(root, m);
+  apply_mla_keys(root, m);
   validate_model(m, root);
   return m;
 }

@@ -12,8 +12,10 @@
 //   attention_window (0 = none: every earlier token), global_attention_every (0 = every layer local)
 //   name, source, published_params (a count such as 6.74B), published_active_params (MoE)
 //   moe: {experts, top_k, expert_ffn (= ffn_hidden), shared_ffn (0), shared_gate (false),
-//         capacity_factor (0 = dropless), load_imbalance (1), dense_layers (0)}
+//         capacity_factor (0 = dropless), load_imbalance (1), dense_layers (0), router_bias (false)}
 //                                                    mixture of experts (model_spec.hpp MoeSpec)
+//   mla: {kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, q_lora_rank (0)}
+//                                                    latent attention (model_spec.hpp MlaSpec)
 #pragma once
 
 #include <string>

@@ -26,9 +26,11 @@ Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
   x.tokens = x.b * x.s / x.cp;
   x.norm_tokens = shape.sequence_parallel ? x.tokens / shape.tp : x.tokens;
   x.h = m.hidden;
-  x.d = m.head_dim;
+  x.d = qk_head_dim(m);
+  x.dv = v_head_dim(m);
   x.q_heads = m.heads / shape.tp;
-  x.kv_heads = std::max<I64>(1, m.kv_heads / shape.tp);
+  // Latent attention expands every head's own key and value from the latent.
+  x.kv_heads = m.mla.enabled() ? x.q_heads : std::max<I64>(1, m.kv_heads / shape.tp);
   x.ffn = m.ffn_hidden / shape.tp;
   x.dropout = m.dropout;
   x.tp = shape.tp;

@@ -21,7 +21,9 @@ struct Dims {
   int cp;         // context-parallel ranks sharing it
   I64 tokens;     // T = b·s/cp, rows of every GEMM
   I64 norm_tokens;  // T/t with sequence parallelism, else T: rows of norms and dropouts
-  I64 h, d;
+  I64 h;
+  I64 d;          // a head's query and key dims (d_nope + d_rope under latent attention)
+  I64 dv;         // a head's value dims
   I64 q_heads;    // a/t
   I64 kv_heads;   // g/t (at least one: KV heads are replicated when g < t)
   I64 ffn;        // f/t

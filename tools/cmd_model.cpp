@@ -77,6 +77,12 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
   std::printf("  parameters %.3f B (per layer %.1f M, embedding %.1f M, head %.1f M)\n",
               static_cast<double>(models::total_params(m)) / 1e9, static_cast<double>(models::params_per_layer(m)) / 1e6,
               static_cast<double>(models::embedding_params(m)) / 1e6, static_cast<double>(models::head_params(m)) / 1e6);
+  if (m.mla.enabled()) {
+    std::printf("  latent attention: KV latent %lld", static_cast<long long>(m.mla.kv_lora_rank));
+    if (m.mla.q_lora_rank > 0) std::printf(", query latent %lld", static_cast<long long>(m.mla.q_lora_rank));
+    std::printf(", query/key dims %lld + %lld rotary, value dims %lld\n", static_cast<long long>(m.mla.qk_nope_head_dim),
+                static_cast<long long>(m.mla.qk_rope_head_dim), static_cast<long long>(m.mla.v_head_dim));
+  }
   if (m.moe.enabled()) {
     std::printf("  mixture of experts: %d experts of FFN %lld, top %d per token", m.moe.experts,
                 static_cast<long long>(m.moe.expert_ffn), m.moe.top_k);

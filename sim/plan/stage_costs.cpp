@@ -1,5 +1,6 @@
 #include "sim/plan/stage_costs.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "models/compute_time.hpp"
@@ -47,10 +48,13 @@ std::size_t index_of(const std::vector<OpCost>& ops, const std::string& name) {
 // input gradient, a 4-chunk pipeline for proj/fc2 forward, bulk for the backward's rest. Not
 // modelled: the pipeline's last chunk of reduce-scatter, exposed after the GEMM (NeMo's
 // communication-overlap guide), and the ring's first step.
-void add_pair(std::vector<CommPoint>& out, std::size_t before, std::size_t after, bool sp, bool comm_overlap) {
+// `before_bytes`: the first point's payload where it is not the TP one (latent attention's latents).
+void add_pair(std::vector<CommPoint>& out, std::size_t before, std::size_t after, bool sp, bool comm_overlap,
+              std::int64_t before_bytes = 0) {
   using comm::Op;
   if (sp) {
     out.push_back({before - 1, true, true, Op::all_gather, Op::reduce_scatter});
+    out.back().bytes = before_bytes;
     out.push_back({after, true, true, Op::reduce_scatter, Op::all_gather});
     if (comm_overlap) {
       out[out.size() - 2].fwd_beside = before;
@@ -59,6 +63,7 @@ void add_pair(std::vector<CommPoint>& out, std::size_t before, std::size_t after
     }
   } else {
     out.push_back({before - 1, false, true, Op::all_reduce, Op::all_reduce});
+    out.back().bytes = before_bytes;
     out.push_back({after, true, false, Op::all_reduce, Op::all_reduce});
   }
 }
@@ -252,7 +257,13 @@ LayerCost layer_cost(const CostInputs& in) {
   const bool moe = in.model->moe.enabled() && !in.shape.dense_mlp;
   std::vector<CommPoint> points;
   if (in.shape.tp > 1) {
-    add_pair(points, index_of(ops, "qkv"), index_of(ops, "out_proj"), in.shape.sequence_parallel, in.tp_comm_overlap);
+    if (in.model->mla.enabled())
+      // Latent attention's TP collective sits between the down projections (duplicated) and the
+      // column-parallel up projections, on the latents (models::mla_latent_bytes).
+      add_pair(points, std::min(index_of(ops, "q_up"), index_of(ops, "q_proj")), index_of(ops, "out_proj"),
+               in.shape.sequence_parallel, in.tp_comm_overlap, models::mla_latent_bytes(*in.model, in.shape));
+    else
+      add_pair(points, index_of(ops, "qkv"), index_of(ops, "out_proj"), in.shape.sequence_parallel, in.tp_comm_overlap);
     if (moe && in.shape.ep == 1)
       // Megatron-Core's AllGather token dispatcher gathers the tokens after the router has scored
       // its own and reduce-scatters (SP) or all-reduces the combined output; TransformerEngine's

@@ -20,7 +20,7 @@ void add_segments(Build& b, const std::vector<Segment>& segs, std::int64_t times
     out.compute_ps += times * seg.compute_ps;
     out.host_ps += times * seg.host_ps;
     if (!seg.has_comm) continue;
-    const core::Duration d = b.collectives.tp_time(seg.op, group, b.in.tp_bytes);
+    const core::Duration d = b.collectives.tp_time(seg.op, group, seg.bytes > 0 ? seg.bytes : b.in.tp_bytes);
     if (seg.overlap_ps > 0) {
       const double hidden = static_cast<double>(seg.overlap_ps) + static_cast<double>(d.ps) * x / (1 + x);
       out.compute_ps += times * std::max(d.ps, static_cast<std::int64_t>(hidden));

@@ -324,7 +324,7 @@ class StageEmitter {
   void collective(const Segment& seg, int layer, Slot slot) {
     if (seg.group == LayerGroup::ep) group_collective(CommClass::ep, ep_groups_, seg, layer, slot);
     else if (seg.group == LayerGroup::cp) group_collective(CommClass::cp, cp_groups_, seg, layer, slot);
-    else tp_collective(seg.op, layer, slot);
+    else tp_collective(seg.op, seg.bytes > 0 ? seg.bytes : b_.in.tp_bytes, layer, slot);
   }
 
   void note_first_forward(int r, int layer, core::TaskId t) {
@@ -332,13 +332,13 @@ class StageEmitter {
     if (!first) first = t;
   }
 
-  void tp_collective(comm::Op op, int layer, Slot slot) {
+  void tp_collective(comm::Op op, std::int64_t bytes, int layer, Slot slot) {
     for (const auto& g : groups_) {
       std::vector<core::StreamId> streams;
       for (int r : g) streams.push_back(b_.rec.stream(r, slot));
-      auto members = b_.collectives.add(CommClass::tp, op, b_.in.grid.tp_group(b_.global_of[g.front()]), b_.in.tp_bytes,
-                                        streams, stage_);
-      b_.rec.record_members(members, g, CommClass::tp, op, b_.in.tp_bytes, layer, pass_.microbatch, pass_.chunk, slot);
+      auto members = b_.collectives.add(CommClass::tp, op, b_.in.grid.tp_group(b_.global_of[g.front()]), bytes, streams,
+                                        stage_);
+      b_.rec.record_members(members, g, CommClass::tp, op, bytes, layer, pass_.microbatch, pass_.chunk, slot);
       for (std::size_t k = 0; k < g.size(); ++k) {
         host_.after_all_calls(g[k], members[k]);
         tail_[g[k]] = members[k];

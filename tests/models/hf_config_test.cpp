@@ -73,6 +73,49 @@ TEST_CASE("Phi-3 mini: fused projections count as Llama's, a window of 2047 keys
   CHECK(total_params(m) == total_params(load_model("phi-3-mini-4k")));
 }
 
+TEST_CASE("DeepSeek-V2-Lite: latent attention without a query latent, one dense layer, then 64 experts") {
+  const ModelSpec m = load_model(kData + "deepseek-v2-lite-config.json");
+  CHECK(m.mla.q_lora_rank == 0);  // null in the file
+  CHECK(m.mla.kv_lora_rank == 512);
+  CHECK(qk_head_dim(m) == 192);
+  CHECK(v_head_dim(m) == 128);
+  CHECK(m.moe.dense_layers == 1);
+  CHECK(m.moe.shared_ffn == 2 * 1408);
+  CHECK(!m.moe.router_bias);
+  // Attention: q_proj 2048·16·192 + kv_a 2048·(512+64) + its norm 512 + kv_b 512·16·256 + o 16·128·2048
+  // = 13,763,072; 27 × (that + 2·2048) + one dense 3·2048·10944 + 26 × (66 experts of 3·2048·1408
+  // + the 64·2048 router) + 2·102400·2048 + 2048 = 15,706,484,224 (15.7B, DeepSeek-V2 App. B.1).
+  CHECK(attention_params(m) == 13'763'072);
+  CHECK(total_params(m) == 15'706'484'224);
+  CHECK(total_params(m) == total_params(load_model("deepseek-v2-lite")));
+  // Active: 27 attention blocks and norms, the dense MLP, 26 × (6 routed + 2 shared experts + the
+  // router), embedding, head and final norm = 2,661,150,208; 2,451,435,008 without the input
+  // embedding, which the paper's "2.4B" seems to leave out (and to truncate).
+  CHECK(active_params(m) == 2'661'150'208);
+  CHECK(m.unmodelled.empty());
+}
+
+TEST_CASE("DeepSeek-V3: a query latent, three dense layers, the router's score bias; MTP said") {
+  const ModelSpec m = load_model(kData + "deepseek-v3-config.json");
+  CHECK(m.mla.q_lora_rank == 1536);
+  CHECK(m.moe.dense_layers == 3);
+  CHECK(m.moe.router_bias);  // topk_method noaux_tc
+  // Attention: q_a 7168·1536 + 1536 + q_b 1536·128·192 + kv_a 7168·576 + 512 + kv_b 512·128·256
+  // + o 128·128·7168 = 187,107,328; 61 × (that + 2·7168) + 3 × 3·7168·18432 + 58 × (257 experts of
+  // 3·7168·2048 + 256·7168 + 256) + 2·129280·7168 + 7168 = 671,026,419,200 (the 671B main model).
+  CHECK(attention_params(m) == 187'107'328);
+  CHECK(total_params(m) == 671'026'419'200);
+  CHECK(total_params(m) == total_params(load_model("deepseek-v3")));
+  REQUIRE(m.unmodelled.size() == 1);
+  CHECK(m.unmodelled[0] == kData + "deepseek-v3-config.json:26:31: num_nextn_predict_layers 1 is not modelled: the "
+                                   "multi-token-prediction layer's compute and parameters are not costed");
+  std::string text = R"({"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+ "intermediate_size": 128, "vocab_size": 100, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8,
+ "v_head_dim": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "moe_layer_freq": 2})";
+  CHECK(reader_error(text) == "config.json:3:115: moe_layer_freq: expected moe_layer_freq 1 (experts in every layer after "
+                              "the dense ones); other layouts are not modelled yet");
+}
+
 TEST_CASE("Qwen2 slides only above max_window_layers: not modelled, so said with its place") {
   const std::string qwen = R"({"model_type": "qwen2", "hidden_size": 1024, "num_hidden_layers": 4,
  "num_attention_heads": 16, "num_key_value_heads": 2, "intermediate_size": 2816, "vocab_size": 1000,

@@ -189,6 +189,37 @@ TEST_CASE("MFU's attention term counts a local layer's window of keys instead of
   CHECK(model_flops_per_token(m, 4096) == doctest::Approx(6 * n + 12.0 * 42 * 16 * 256 * 4096));
 }
 
+TEST_CASE("latent attention: down projections on every TP rank, up projections split, d_qk 192 and d_v 128") {
+  // DeepSeek-V2: h 5120, 128 heads, query latent 1536, KV latent 512 (+ 64 rotary), heads of
+  // 128 + 64 query/key dims and 128 value dims. TP 8, one 4,096-token sequence, no SP: the down
+  // projections run on all T tokens on every rank, the up projections on 16 heads.
+  const ModelSpec m = load_model("deepseek-v2");
+  const double t = 4096, h = 5120;
+  const LayerShape shape{.micro_batch = 1, .seq = 4096, .tp = 8};
+  const auto ops = layer_ops(m, shape);
+  CHECK(op_flops(ops, "q_down") == doctest::Approx(2 * t * 1536 * h));
+  CHECK(op_flops(ops, "kv_down") == doctest::Approx(2 * t * (512 + 64) * h));
+  CHECK(op_flops(ops, "q_up") == doctest::Approx(2 * t * 16 * 192 * 1536));
+  CHECK(op_flops(ops, "kv_up") == doctest::Approx(2 * t * 16 * 256 * 512));
+  CHECK(op_flops(ops, "out_proj") == doctest::Approx(2 * t * h * 16 * 128));
+  // Scores over 192 dims and context over 128, causal half: 2·s²·16·(192 + 128) / 2.
+  CHECK(op_flops(ops, "attention") == doctest::Approx(t * t * 16 * (192 + 128)));
+  // What the ops hold is the rank's share: a MoE layer (the last) and the dense first one.
+  CHECK(sum_ops(ops).params == params_per_layer_per_rank(m, 59, 8));
+  CHECK(sum_ops(layer_ops(m, {.micro_batch = 1, .seq = 4096, .tp = 8, .dense_mlp = true})).params ==
+        params_per_layer_per_rank(m, 0, 8));
+  // With SP the down projections run on the rank's s/t tokens.
+  LayerShape sp = shape;
+  sp.sequence_parallel = true;
+  CHECK(op_flops(layer_ops(m, sp), "q_down") == doctest::Approx(2 * t / 8 * 1536 * h));
+  // The TP collective before the up projections carries the latents: 4096·(1536 + 512 + 64)·2 B.
+  CHECK(mla_latent_bytes(m, shape) == 4096 * (1536 + 512 + 64) * 2);
+  // MFU counts scores and context at their own widths: 12·L·a·(d_qk + d_v)/2·s per token.
+  const ModelSpec v3 = load_model("deepseek-v3");
+  CHECK(model_flops_per_token(v3, 4096) ==
+        doctest::Approx(6.0 * static_cast<double>(active_params(v3)) + 12.0 * 61 * 128 * 160 * 4096));
+}
+
 TEST_CASE("model states of mixed-precision Adam per ZeRO stage") {
   // 1e9 parameters over dp 8: 2 + 2 + 12 bytes each; stage 1 shards the 12, stage 2 the grads,
   // stage 3 the parameters too.
