@@ -130,7 +130,11 @@ void add_mlp_ops(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, co
 // arrive from the ep ranks, ep·T·k/E each, and the way back mirrors it.
 void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep) {
   const MoeSpec& moe = m.moe;
-  const I64 experts = moe.experts, local_experts = experts / ep, routed = x.tokens * moe.top_k * ep;
+  // Tokens an EP group gathers per rank: all T of its TP group (the TP all-gather after the
+  // all-to-all, each rank 1/t of every expert), or, with whole experts (etp 1, MoE parallel
+  // folding), each rank's own s/t.
+  const I64 gathered = x.etp < x.tp ? x.norm_tokens : x.tokens;
+  const I64 experts = moe.experts, local_experts = experts / ep, routed = gathered * moe.top_k * ep;
   // Rows each local expert runs: the mean, T·k·ep/E, dropless — at the busiest rank's load under
   // EP (without it the rank runs every expert and the sum is T·k) — or its padded buffer of
   // capacity_factor times the mean (tokens past it are dropped, so imbalance cannot exceed it).
@@ -158,7 +162,7 @@ void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep
   const double permuted = ep > 1 ? own_copies : arrived;
   ops.push_back(memory_op("moe_permute", own + permuted, permuted + own, 0));
   const std::size_t first_expert_op = ops.size();
-  add_mlp_ops(ops, m, x, "expert", local_experts, rows, moe.expert_ffn / x.tp, arrived);
+  add_mlp_ops(ops, m, x, "expert", local_experts, rows, moe.expert_ffn / x.etp, arrived);
   for (std::size_t i = first_expert_op; i < ops.size(); ++i) ops[i].expert = true;
   // Backward needs the expert outputs for the gates' gradient (d gate = <d out, expert out>).
   ops.push_back(memory_op("moe_unpermute", permuted + own, own + 2 * permuted, to_bytes(permuted)));

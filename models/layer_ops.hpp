@@ -60,6 +60,9 @@ struct LayerShape {
   /// Expert-parallel ranks sharing a MoE layer's experts: each holds E/ep of them and receives
   /// the tokens routed to them from the ep ranks of its group (all-to-all, placed by sim/plan).
   int ep = 1;
+  /// Expert tensor-parallel degree: 0 = tp (each expert split like the dense MLP), or 1 under
+  /// expert parallelism (whole experts; the EP group takes each rank's own s/t tokens).
+  int etp = 0;
   /// Context-parallel ranks sharing each sequence (Megatron-Core --context-parallel-size): each
   /// holds s/cp of its tokens (two chunks of s/(2·cp), load-balanced for the causal mask), runs
   /// every op on them, and its attention in cp blocks, one per K/V chunk arriving round the ring

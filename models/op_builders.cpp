@@ -7,7 +7,8 @@ namespace stepsim::models::detail {
 
 Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
   if (shape.tp < 1 || m.heads % shape.tp != 0 || m.ffn_hidden % shape.tp != 0 ||
-      m.moe.expert_ffn % shape.tp != 0 || m.moe.shared_ffn % shape.tp != 0 || shape.ep < 1 ||
+      m.moe.expert_ffn % (shape.etp > 0 ? shape.etp : shape.tp) != 0 || m.moe.shared_ffn % shape.tp != 0 || shape.ep < 1 ||
+      (shape.etp > 0 && shape.etp != shape.tp && (shape.etp != 1 || shape.ep == 1)) ||
       (m.moe.enabled() ? m.moe.experts % shape.ep != 0 : shape.ep != 1))
     throw std::invalid_argument("tp=" + std::to_string(shape.tp) + " does not divide the " +
                                 std::to_string(m.heads) + " heads and ffn " +
@@ -32,6 +33,7 @@ Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
   // Latent attention expands every head's own key and value from the latent.
   x.kv_heads = m.mla.enabled() ? x.q_heads : std::max<I64>(1, m.kv_heads / shape.tp);
   x.ffn = m.ffn_hidden / shape.tp;
+  x.etp = shape.etp > 0 ? shape.etp : shape.tp;
   x.dropout = m.dropout;
   x.tp = shape.tp;
   return x;

@@ -27,6 +27,7 @@ struct Dims {
   I64 q_heads;    // a/t
   I64 kv_heads;   // g/t (at least one: KV heads are replicated when g < t)
   I64 ffn;        // f/t
+  int etp;        // expert tensor-parallel degree: t, or 1 (whole experts)
   bool dropout;
   int tp;
 };

@@ -22,6 +22,7 @@
 // Both caches are keyed by size, so a step with 100 identical buckets simulates one.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "sim/comm/concurrent.hpp"
 #include "sim/plan/task_graph.hpp"
@@ -118,17 +119,26 @@ core::Duration Collectives::isolated_time(comm::Op op, const std::vector<int>& g
 
 Collectives::SplitTime Collectives::concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage,
                                                       const std::vector<int>& group) {
-  // The group's shape: which DP indices it spans (all of them, a shard group, its replicas).
-  std::vector<int> dp_indices;
-  for (int g : group) dp_indices.push_back(b_.in.grid.coord(g).dp);
-  const auto key = std::make_tuple(static_cast<int>(op), bytes, stage, dp_indices);
+  // The group's shape: which DP indices it spans (all of them, a shard group, its replicas), and
+  // which TP indices where it spans several (an EP group folded over TP × DP).
+  std::vector<int> dp_indices, tp_indices;
+  for (int g : group) {
+    dp_indices.push_back(b_.in.grid.coord(g).dp);
+    tp_indices.push_back(b_.in.grid.coord(g).tp);
+  }
+  const bool spans_tp = std::adjacent_find(tp_indices.begin(), tp_indices.end(), std::not_equal_to<>()) != tp_indices.end();
+  if (!spans_tp) tp_indices.clear();
+  const auto key = std::make_tuple(static_cast<int>(op), bytes, stage, dp_indices, tp_indices);
   if (auto it = concurrent_cache_.find(key); it != concurrent_cache_.end()) return it->second;
   std::vector<std::vector<int>> groups;
   const int pp = b_.in.grid.coord(group.front()).pp;
-  for (int t = 0; t < b_.in.grid.tp(); ++t) {
+  // One group of the same DP indices per TP index; a folded EP group is timed alone, as the
+  // other EP blocks of a DP-only EP are left out (their traffic shares servers only partly).
+  for (int t = 0; t < b_.in.grid.tp() && !spans_tp; ++t) {
     std::vector<int>& same_shape = groups.emplace_back();
     for (int d : dp_indices) same_shape.push_back(b_.in.grid.rank({t, d, pp}));
   }
+  if (spans_tp) groups.push_back(group);
   // Hockney's α–β model, T(n) = α + β·n, from two sizes: α = 2·T(n/2) − T(n), both under the
   // algorithm and protocol the tuner picks at n (the line of one algorithm; tuned again at n/2 it
   // could be a chord between two lines). α is kept within [0, T(n)].

@@ -28,7 +28,7 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   // expert-data-parallel group); everything else over the shard group.
   const std::int64_t experts = b.in.stage_expert_params[stage];
   const auto dense = models::model_state_bytes(b.in.stage_params[stage] - experts, zero, b.in.shard_degree);
-  const auto expert = models::model_state_bytes(experts, zero, std::max(1, b.in.shard_degree / b.in.st.ep));
+  const auto expert = models::model_state_bytes(experts, zero, std::max(1, b.in.st.expert_dp_degree()));
   MemoryBreakdown m;
   m.parameters = dense.params + expert.params;
   m.gradients = dense.grads + expert.grads;

@@ -66,6 +66,26 @@ class RankGrid {
     return out;
   }
 
+  /// MoE parallel folding (Megatron-Core with --expert-tensor-parallel-size 1, parallel_state's
+  /// expert grid etp-ep-dp over the attention's tp × dp ranks): the ranks of a stage numbered
+  /// tp-innermost, f = tp + t·dp; the EP group is the `ep` consecutive f around `rank`, the
+  /// expert-data-parallel group the t·dp/ep with the same position in theirs. Requires: ep divides
+  /// t·dp.
+  std::vector<int> folded_ep_group(int rank, int ep) const {
+    const Coord c = coord(rank);
+    const int f = c.tp + size_[0] * c.dp;
+    std::vector<int> out;
+    for (int g = f / ep * ep; g < (f / ep + 1) * ep; ++g) out.push_back(this->rank({g % size_[0], g / size_[0], c.pp}));
+    return out;
+  }
+  std::vector<int> folded_expert_dp_group(int rank, int ep) const {
+    const Coord c = coord(rank);
+    std::vector<int> out;
+    for (int g = (c.tp + size_[0] * c.dp) % ep; g < size_[0] * size_[1]; g += ep)
+      out.push_back(this->rank({g % size_[0], g / size_[0], c.pp}));
+    return out;
+  }
+
   static bool is_valid_order(const std::string& order) {
     if (order.size() != 8 || order[2] != '-' || order[5] != '-') return false;
     std::array<bool, 3> seen{};

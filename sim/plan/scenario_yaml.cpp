@@ -72,6 +72,7 @@ void read_parallel_sizes(const Field& f, Strategy& s) {
   if (auto x = f.optional("pp")) { s.pp = read_int(*x, 1, kMax); s.where.pp = x->pos(); }
   if (auto x = f.optional("dp")) { s.dp = read_int(*x, 1, kMax); s.where.dp = x->pos(); }
   if (auto x = f.optional("ep")) { s.ep = read_int(*x, 1, kMax); s.where.ep = x->pos(); }
+  if (auto x = f.optional("etp")) { s.etp = read_int(*x, 1, kMax); s.where.etp = x->pos(); }
   if (auto x = f.optional("cp")) { s.cp = read_int(*x, 1, kMax); s.where.cp = x->pos(); }
   if (auto x = f.optional("zero_stage")) { s.zero_stage = read_int(*x, 0, 3); s.where.zero_stage = x->pos(); }
   if (auto x = f.optional("micro_batch")) { s.micro_batch = read_int(*x, 1, kMax); s.where.micro_batch = x->pos(); }
@@ -79,7 +80,7 @@ void read_parallel_sizes(const Field& f, Strategy& s) {
 }
 
 Strategy read_strategy(const Field& f, int index) {
-  f.check_keys({"name", "tp", "pp", "dp", "ep", "cp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
+  f.check_keys({"name", "tp", "pp", "dp", "ep", "etp", "cp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
@@ -89,7 +90,7 @@ Strategy read_strategy(const Field& f, int index) {
   s.where.self = f.pos();
   s.where.path = f.path();
   s.where.schedule = s.where.v = s.where.rank_order = s.where.dp = s.where.micro_batch = f.pos();
-  s.where.tp = s.where.pp = s.where.ep = s.where.zero_stage = f.pos();
+  s.where.tp = s.where.pp = s.where.ep = s.where.etp = s.where.zero_stage = f.pos();
   s.name = f.has("name") ? f.required("name").as_string() : "strategy" + std::to_string(index + 1);
   read_parallel_sizes(f, s);
   if (auto x = f.optional("framework")) {

@@ -15,6 +15,7 @@ void fill_context(const Build& b, StepResult& r) {
   r.gpus = b.in.grid.size();
   r.tp = b.in.st.tp;
   r.ep = b.in.st.ep;
+  r.etp = b.in.st.expert_tp();
   r.pp = b.in.st.pp;
   r.dp = b.in.st.dp;
   r.cp = b.in.st.cp;

@@ -84,7 +84,8 @@ void add_expert_parallel_points(std::vector<CommPoint>& points, const std::vecto
   CommPoint dispatch = all_to_all;
   dispatch.after = index_of(ops, "moe_permute");
   points.push_back(dispatch);
-  if (tp) add_pair(points, index_of(ops, "expert_up"), index_of(ops, "expert_down"), true, false);
+  // Whole experts (etp 1) need no TP collective around them: each rank keeps its own tokens.
+  if (tp && in.shape.etp > 1) add_pair(points, index_of(ops, "expert_up"), index_of(ops, "expert_down"), true, false);
   CommPoint combine = all_to_all;
   combine.after = index_of(ops, "expert_down");
   points.push_back(combine);
@@ -237,6 +238,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.seq = sc.training.seq_len;
   in.shape.tp = s.tp;
   in.shape.ep = s.ep;
+  in.shape.etp = s.expert_tp();
   in.shape.cp = s.cp;
   in.shape.sequence_parallel = s.sequence_parallel && s.tp > 1;
   in.shape.recompute = s.recompute;

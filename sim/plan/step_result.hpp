@@ -110,6 +110,7 @@ struct StepResult {
   MemoryBreakdown memory_at_peak;
   // Context for reports:
   int gpus = 0, tp = 1, pp = 1, dp = 1, ep = 1, cp = 1, zero_stage = 0, micro_batch = 1, microbatches = 1, v = 1;
+  int etp = 1;  ///< expert tensor-parallel degree: tp, or 1 where whole experts fold EP over TP
   std::string schedule, recompute;
   bool sequence_parallel = false;
   std::uint64_t events = 0;          ///< engine events processed

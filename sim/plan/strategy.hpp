@@ -42,7 +42,7 @@ std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
-  config::SourcePos self, tp, pp, dp, ep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
+  config::SourcePos self, tp, pp, dp, ep, etp, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
       tp_comm_overlap, overlap_param_gather;
   std::string path;  ///< "strategies[1]"
 };
@@ -56,6 +56,12 @@ struct Strategy {
   /// consecutive DP ranks splits a MoE layer's experts ep ways and exchanges tokens by
   /// all-to-all; expert gradients are reduced over the dp/ep ranks that hold the same experts.
   int ep = 1;
+  /// Expert tensor-parallel degree (Megatron-Core --expert-tensor-parallel-size): tp (0, the
+  /// default: each expert split like the dense MLP) or 1, MoE parallel folding (Liu et al. 2025,
+  /// arXiv 2504.14960): experts whole, and the EP groups are ep consecutive ranks of the TP × DP
+  /// grid, so expert parallelism may span a TP group; expert gradients reduce over the tp·dp/ep
+  /// ranks that hold the same experts.
+  int etp = 0;
   /// Context-parallel degree (Megatron-Core --context-parallel-size): each sequence is split over
   /// cp ranks, whose attention exchanges K/V round a ring (TransformerEngine's ring attention);
   /// dp·cp ranks reduce the gradients. GPUs = tp·pp·dp·cp.
@@ -125,6 +131,11 @@ struct Strategy {
   StrategyPositions where;            ///< positions for errors; empty for strategies built in code
 
   /// ZeRO stage in effect: Megatron's distributed optimizer counts as stage 1.
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  /// Experts whole while the attention is split (etp 1 under tp > 1): EP groups fold over TP.
+  bool folds_experts_over_tp() const { return ep > 1 && expert_tp() < tp; }
+  /// Ranks that hold the same experts and reduce their gradients: dp/ep, or tp·dp/ep folded.
+  int expert_dp_degree() const { return (folds_experts_over_tp() ? tp * dp : dp) / ep; }
   int effective_zero_stage() const { return (distributed_optimizer && zero_stage == 0) ? 1 : zero_stage; }
   /// Parameters sharded at rest and all-gathered layer by layer: ZeRO-3, and FSDP's SHARD_GRAD_OP
   /// (zero_stage 2 under framework fsdp), which keeps them gathered from forward to backward.

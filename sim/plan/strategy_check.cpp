@@ -39,7 +39,13 @@ void check_sizes(const Scenario& sc, Strategy& s) {
     fail(s.where.tp, s, "tp", "expected tp to divide the MLP width " + std::to_string(sc.model.ffn_hidden) +
                                   ", found tp = " + std::to_string(s.tp));
   const models::MoeSpec& moe = sc.model.moe;
-  if (moe.expert_ffn % s.tp != 0 || moe.shared_ffn % s.tp != 0)
+  if (s.etp != 0 && s.etp != 1 && s.etp != s.tp)
+    fail(s.where.etp, s, "etp", "expected etp 1 (whole experts, EP folded over TP) or tp = " + std::to_string(s.tp) +
+                                ", found etp = " + std::to_string(s.etp));
+  if (s.etp != 0 && s.etp != s.tp && s.ep == 1)
+    fail(s.where.etp, s, "etp", "etp " + std::to_string(s.etp) + " below tp needs expert parallelism (ep > 1) to "
+                                "place whole experts, found ep = 1");
+  if (moe.expert_ffn % s.expert_tp() != 0 || moe.shared_ffn % s.tp != 0)
     fail(s.where.tp, s, "tp", "expected tp to divide the expert MLP width " + std::to_string(moe.expert_ffn) +
                                   (moe.shared_ffn > 0 ? " and the shared expert's " + std::to_string(moe.shared_ffn) : std::string()) +
                                   " (each expert is split over TP), found tp = " + std::to_string(s.tp));
@@ -52,9 +58,13 @@ void check_experts(const Scenario& sc, const Strategy& s) {
   const models::MoeSpec& moe = sc.model.moe;
   if (!moe.enabled())
     fail(s.where.ep, s, "ep", "expert parallelism needs a mixture-of-experts model; " + sc.model.name + " is dense");
-  if (s.dp % s.ep != 0)
+  if (s.folds_experts_over_tp() && (s.tp * s.dp) % s.ep != 0)
+    fail(s.where.ep, s, "ep", "expected ep to divide tp·dp = " + std::to_string(s.tp * s.dp) + " (with etp 1 the EP "
+                              "groups are carved out of the TP × DP ranks), found ep = " + std::to_string(s.ep));
+  if (!s.folds_experts_over_tp() && s.dp % s.ep != 0)
     fail(s.where.ep, s, "ep", "expected ep to divide dp = " + std::to_string(s.dp) + " (EP groups are carved out of "
-                              "the data-parallel ranks), found ep = " + std::to_string(s.ep));
+                              "the data-parallel ranks; etp: 1 carves them out of TP × DP), found ep = " +
+                              std::to_string(s.ep));
   if (moe.experts % s.ep != 0)
     fail(s.where.ep, s, "ep", "expected ep to divide the model's " + std::to_string(moe.experts) + " experts, found ep = " +
                               std::to_string(s.ep));

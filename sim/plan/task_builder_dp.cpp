@@ -118,7 +118,12 @@ std::map<std::vector<int>, std::vector<int>> reduction_groups(const Build& b, in
   for (const auto& locals : dp_groups_of_stage(b, stage))
     for (int r : locals) {
       const int global = b.global_of[r];
-      out[set == GradientSet::experts ? b.in.grid.expert_dp_group(global, b.in.st.ep) : b.in.grid.dp_group(global)].push_back(r);
+      const RankGrid& grid = b.in.grid;
+      const int ep = b.in.st.ep;
+      out[set == GradientSet::dense                ? grid.dp_group(global)
+          : b.in.st.folds_experts_over_tp() ? grid.folded_expert_dp_group(global, ep)
+                                            : grid.expert_dp_group(global, ep)]
+          .push_back(r);
     }
   return out;
 }
@@ -197,7 +202,10 @@ void build_gradient_sync(Build& b, int stage) {
   const int zero = b.in.st.effective_zero_stage();
   const bool reduce = b.in.grid.dp() > 1 && !b.in.st.shards_parameters();
   const auto buckets = reduce ? stage_buckets(b, stage, GradientSet::dense) : std::vector<Bucket>{};
-  const bool experts = reduce && b.in.st.ep > 1 && b.in.stage_expert_params[stage] > 0;
+  // Routed experts reduce over their own replicas, which exist even without DP when EP folds
+  // over TP (tp·dp/ep ranks hold the same experts).
+  const bool experts = !b.in.st.shards_parameters() && b.in.st.ep > 1 && b.in.st.expert_dp_degree() > 1 &&
+                       b.in.stage_expert_params[stage] > 0;
   const auto expert_buckets = experts ? stage_buckets(b, stage, GradientSet::experts) : std::vector<Bucket>{};
   const bool gather_in_forward = reduce && zero >= 1 && b.in.st.overlap_param_gather;
   if (gather_in_forward) overlapped_param_gathers(b, stage, buckets);
@@ -207,7 +215,7 @@ void build_gradient_sync(Build& b, int stage) {
   if (b.in.opt.hooks.skip_optimizer) return;
   // The optimizer updates this rank's shard: dense parameters over the shard group, routed
   // experts over their dp/ep replicas.
-  const int shards = b.in.shard_degree, expert_shards = std::max(1, shards / b.in.st.ep);
+  const int shards = b.in.shard_degree, expert_shards = std::max(1, b.in.st.expert_dp_degree());
   const std::int64_t expert_params = b.in.stage_expert_params[stage];
   const std::int64_t dense_params = b.in.stage_params[stage] - expert_params;
   const std::int64_t shard = zero >= 1 ? (dense_params + shards - 1) / shards + (expert_params + expert_shards - 1) / expert_shards

@@ -21,7 +21,7 @@ class StageEmitter {
  public:
   StageEmitter(Build& b, int stage) : b_(b), stage_(stage), groups_(b.stage_tp_groups(stage)) {
     for (const auto& g : groups_) all_.insert(all_.end(), g.begin(), g.end());
-    if (b.in.st.ep > 1) ep_groups_ = data_subgroups(b.in.st.ep);
+    if (b.in.st.ep > 1) ep_groups_ = expert_groups();
     if (b.in.grid.cp() > 1) cp_groups_ = data_subgroups(b.in.grid.cp());
     for (int r : all_) b.passes[r].resize(b.in.schedule.passes[stage].size());
     final_backward_ = last_backward_index();
@@ -363,6 +363,15 @@ class StageEmitter {
         tail_[locals[k]] = members[k];
       }
     }
+  }
+
+  // [global ranks of an expert-parallel group] -> its simulated members of this stage: EP inside
+  // DP, or folded over TP × DP (etp 1).
+  std::map<std::vector<int>, std::vector<int>> expert_groups() const {
+    if (!b_.in.st.folds_experts_over_tp()) return data_subgroups(b_.in.st.ep);
+    std::map<std::vector<int>, std::vector<int>> out;
+    for (int r : all_) out[b_.in.grid.folded_ep_group(b_.global_of[r], b_.in.st.ep)].push_back(r);
+    return out;
   }
 
   // [global ranks of a group of `size` consecutive data indices (EP, CP)] -> its simulated

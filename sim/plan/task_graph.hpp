@@ -61,7 +61,8 @@ class Collectives {
   bool leaves_nvlink(const std::vector<int>& group);
   std::map<std::tuple<int, std::int64_t, std::vector<int>>, core::Duration> isolated_cache_;
   std::vector<std::int8_t> leaves_nvlink_;  // [first global rank of a TP group]: −1 unknown, 0, 1
-  std::map<std::tuple<int, std::int64_t, int, std::vector<int>>, SplitTime> concurrent_cache_;  // op, bytes, stage, DP indices
+  // op, bytes, stage, DP indices, TP indices (a group folded over TP; else empty)
+  std::map<std::tuple<int, std::int64_t, int, std::vector<int>, std::vector<int>>, SplitTime> concurrent_cache_;
   /// [DP/ZeRO group] -> the link its symmetric-fidelity collectives share (kSharedLinkBytesPerS).
   std::map<std::vector<int>, core::LinkId> shared_links_;
 };

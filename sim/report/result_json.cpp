@@ -35,7 +35,7 @@ plan::MemoryBreakdown read_memory(const Field& f) {
 
 void write_result_fields(JsonWriter& w, const plan::StepResult& r) {
   w.key("name").value(r.name).key("gpus").value(r.gpus);
-  w.key("tp").value(r.tp).key("pp").value(r.pp).key("dp").value(r.dp).key("ep").value(r.ep).key("cp").value(r.cp).key("zero_stage").value(r.zero_stage);
+  w.key("tp").value(r.tp).key("pp").value(r.pp).key("dp").value(r.dp).key("ep").value(r.ep).key("etp").value(r.etp).key("cp").value(r.cp).key("zero_stage").value(r.zero_stage);
   w.key("micro_batch").value(r.micro_batch).key("microbatches").value(r.microbatches).key("v").value(r.v);
   w.key("schedule").value(r.schedule).key("recompute").value(r.recompute);
   w.key("sequence_parallel").value(r.sequence_parallel);
@@ -61,6 +61,7 @@ plan::StepResult read_result_fields(const Field& f) {
   r.pp = read_small(f.required("pp"));
   r.dp = read_small(f.required("dp"));
   r.ep = read_small(f.required("ep"));
+  r.etp = f.has("etp") ? read_small(f.required("etp")) : r.tp;  // written since etp was added
   r.cp = read_small(f.required("cp"));
   r.zero_stage = read_small(f.required("zero_stage"));
   r.micro_batch = read_small(f.required("micro_batch"));

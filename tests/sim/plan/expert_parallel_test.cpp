@@ -58,6 +58,45 @@ TEST_CASE("EP groups are consecutive DP ranks; expert-DP groups hold the same ex
   CHECK(grid.expert_dp_group(1, 4) == std::vector<int>{1});
 }
 
+TEST_CASE("folded over TP (etp 1), EP groups are consecutive ranks of the TP × DP grid") {
+  const RankGrid grid(2, 1, 4, "tp-dp-pp");  // rank = tp + 2·dp = f
+  CHECK(grid.folded_ep_group(0, 4) == std::vector<int>{0, 1, 2, 3});
+  CHECK(grid.folded_ep_group(5, 4) == std::vector<int>{4, 5, 6, 7});
+  CHECK(grid.folded_expert_dp_group(1, 4) == std::vector<int>{1, 5});
+  CHECK(grid.folded_expert_dp_group(6, 8) == std::vector<int>{6});
+  // Another rank order: rank = dp + 4·tp; f = tp + 2·dp still numbers the grid TP-innermost.
+  const RankGrid dp_first(2, 1, 4, "dp-tp-pp");
+  CHECK(dp_first.folded_ep_group(0, 4) == std::vector<int>{0, 4, 1, 5});
+}
+
+TEST_CASE("whole experts (etp 1): each rank routes its own s/t tokens, no TP collective around the experts") {
+  // tp 2, dp 4, ep 8, etp 1: 8 ranks, one expert each, 2 microbatches of 1,024 tokens per rank.
+  // All-to-all: the rank's s/t = 512 tokens × k 2 × h 512 × 2 B = 1 MiB, 4 a layer and microbatch:
+  // 32 of them. TP: only attention's pair under SP, 1 MiB each way, forward and backward: 4 MiB a
+  // layer and microbatch, 32 MiB; etp 2 adds the experts' pair, as much again.
+  const std::string folded = "{name: f, tp: 2, dp: 4, ep: 8, etp: 1, sequence_parallel: true}";
+  const StepResult r = run(folded);
+  int count = 0;
+  CHECK(bytes_of(r, 0, TaskCategory::ep_comm, &count) == doctest::Approx(32.0 * 1048576));
+  CHECK(count == 32);
+  CHECK(bytes_of(r, 0, TaskCategory::tp_comm) == doctest::Approx(32.0 * 1048576));
+  const StepResult split = run("{name: s, tp: 2, dp: 4, ep: 4, sequence_parallel: true}");
+  CHECK(bytes_of(split, 0, TaskCategory::tp_comm) == doctest::Approx(64.0 * 1048576));
+  // The rank holds its expert whole: 3 · 512 · 1024 parameters, which nobody else holds (tp·dp/ep
+  // = 1: no expert reduction); the rest reduces over DP.
+  const auto sc = plan_test::scenario(moe_scenario(folded));
+  const LayerCost c = layer_cost(cost_inputs(sc, sc.strategies[0]));
+  CHECK(c.expert_params == 3 * 512 * 1024);
+  CHECK(bytes_of(r, 0, TaskCategory::dp_comm) == doctest::Approx(4.0 * static_cast<double>(c.params - c.expert_params) * 2));
+  // ep 4 under tp 2 · dp 4: two ranks hold each pair of experts and all-reduce them.
+  const StepResult half = run("{name: f4, tp: 2, dp: 4, ep: 4, etp: 1, sequence_parallel: true}");
+  const auto sc4 = plan_test::scenario(moe_scenario("{name: f4, tp: 2, dp: 4, ep: 4, etp: 1, sequence_parallel: true}"));
+  const LayerCost c4 = layer_cost(cost_inputs(sc4, sc4.strategies[0]));
+  CHECK(c4.expert_params == 2 * 3 * 512 * 1024);
+  CHECK(bytes_of(half, 0, TaskCategory::dp_comm) ==
+        doctest::Approx(4.0 * static_cast<double>(c4.params - c4.expert_params) * 2 + 4.0 * static_cast<double>(c4.expert_params) * 2));
+}
+
 TEST_CASE("each MoE layer exchanges its tokens four times a step per microbatch, every time exposed") {
   // ep 8: the rank keeps 1 of the 8 experts. Each all-to-all carries the rank's T·k copies of h
   // values, 1024·2·512·2 B = 2 MiB; dispatch and combine in forward and in backward on each of
@@ -125,6 +164,13 @@ TEST_CASE("expert parallelism is refused where it cannot run, at the key") {
   CHECK(error(moe_scenario("{name: e, tp: 2, dp: 4, ep: 4, sequence_parallel: false}")).find("needs sequence_parallel: true") !=
         std::string::npos);
   CHECK(error(moe_scenario("{name: e, dp: 8, ep: 8, zero_stage: 3}")).find("expert parallelism is modelled with ZeRO-0/1") !=
+        std::string::npos);
+  CHECK(error(moe_scenario("{name: e, tp: 2, dp: 4, ep: 4, etp: 3, sequence_parallel: true}")) ==
+        "test.yaml:7:41: strategies[0].etp: expected etp 1 (whole experts, EP folded over TP) or tp = 2, found etp = 3");
+  CHECK(error(moe_scenario("{name: e, tp: 2, dp: 4, etp: 1, sequence_parallel: true}")) ==
+        "test.yaml:7:34: strategies[0].etp: etp 1 below tp needs expert parallelism (ep > 1) to place whole experts, "
+        "found ep = 1");
+  CHECK(error(moe_scenario("{name: e, tp: 2, dp: 4, ep: 3, etp: 1, sequence_parallel: true}")).find("expected ep to divide tp·dp = 8") !=
         std::string::npos);
 }
 

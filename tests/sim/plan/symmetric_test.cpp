@@ -81,6 +81,10 @@ TEST_CASE("symmetric equals full for expert parallelism: all-to-alls within and 
   check_same("{name: ep8, dp: 16, ep: 8, micro_batch: 1}", 0.005, 2, 32, moe);
   check_same("{name: ep16, dp: 16, ep: 16, micro_batch: 1}", 0.005, 2, 32, moe);
   check_same("{name: tp2-ep4, tp: 2, dp: 8, ep: 4, micro_batch: 1, sequence_parallel: true}", 0.005, 2, 32, moe);
+  // Folded over TP (etp 1): the EP group of 8 is 4 DP replicas' TP pairs in one server, of 16
+  // both servers; symmetric times it alone, without the other EP blocks' traffic on the NICs.
+  check_same("{name: f8, tp: 2, dp: 8, ep: 8, etp: 1, micro_batch: 1, sequence_parallel: true}", 0.005, 2, 32, moe);
+  check_same("{name: f16, tp: 2, dp: 8, ep: 16, etp: 1, micro_batch: 1, sequence_parallel: true}", 0.005, 2, 32, moe);
 }
 
 TEST_CASE("symmetric equals full for context parallelism: the K/V ring within and across servers") {

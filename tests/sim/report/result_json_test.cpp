@@ -20,7 +20,7 @@ plan::StepResult every_field_set() {
   r.peak_memory_bytes = (std::int64_t{70} << 30) + 1, r.memory_capacity_bytes = std::int64_t{80} << 30, r.fits = false;
   r.memory_note = "activations dominate";
   r.memory_at_peak = {1, 2, 3, 4, 5, 6, 7};
-  r.gpus = 8, r.tp = 2, r.pp = 2, r.dp = 2, r.ep = 2, r.cp = 4, r.zero_stage = 1, r.micro_batch = 4, r.microbatches = 16, r.v = 2;
+  r.gpus = 8, r.tp = 2, r.pp = 2, r.dp = 2, r.ep = 2, r.etp = 1, r.cp = 4, r.zero_stage = 1, r.micro_batch = 4, r.microbatches = 16, r.v = 2;
   r.schedule = "interleaved", r.recompute = "selective", r.sequence_parallel = true;
   r.events = 1234567890123ULL, r.symmetric = true;
   return r;
@@ -75,6 +75,7 @@ TEST_CASE("a result read back from its JSON equals the result, field for field")
   CHECK(back.pp == r.pp);
   CHECK(back.dp == r.dp);
   CHECK(back.ep == r.ep);
+  CHECK(back.etp == r.etp);
   CHECK(back.cp == r.cp);
   CHECK(back.zero_stage == r.zero_stage);
   CHECK(back.micro_batch == r.micro_batch);
