@@ -24,6 +24,7 @@ plan::Strategy strategy_of(const plan::StepResult& r) {
   s.tp = r.tp;
   s.pp = r.pp;
   s.ep = r.ep;  // check_strategy refuses it where the changed dp no longer divides
+  s.etp = r.etp < r.tp ? r.etp : 0;
   s.cp = r.cp;
   s.zero_stage = r.zero_stage;
   s.micro_batch = r.micro_batch;

@@ -84,12 +84,27 @@ std::vector<int> micro_batches(const plan::Scenario& sc, const SweepSpace& space
   return out;
 }
 
-std::vector<int> ep_choices(const plan::Scenario& sc, const SweepSpace& space, int dp, int z) {
-  if (!space.ep.empty()) return space.ep;
-  std::vector<int> out{1};
-  if (!sc.model.moe.enabled() || z >= 2) return out;
-  for (int ep = 2; ep <= dp; ++ep)
-    if (dp % ep == 0 && sc.model.moe.experts % ep == 0) out.push_back(ep);
+// How a MoE layer's experts are placed: ep ranks of DP splitting them, each expert split over TP
+// (etp 0, the default), or, under TP, whole experts with the EP group folded over TP × DP (etp 1).
+struct ExpertChoice {
+  int ep = 1, etp = 0;
+};
+
+std::vector<ExpertChoice> expert_choices(const plan::Scenario& sc, const SweepSpace& space, int tp, int dp, int z) {
+  std::vector<ExpertChoice> out;
+  if (!space.ep.empty()) {
+    for (int ep : space.ep) out.push_back({ep, 0});
+  } else {
+    out.push_back({1, 0});
+    if (sc.model.moe.enabled() && z < 2)
+      for (int ep = 2; ep <= dp; ++ep)
+        if (dp % ep == 0 && sc.model.moe.experts % ep == 0) out.push_back({ep, 0});
+  }
+  if (!sc.model.moe.enabled() || z >= 2 || tp == 1) return out;
+  for (int ep = 2; ep <= tp * dp; ++ep)
+    if ((tp * dp) % ep == 0 && sc.model.moe.experts % ep == 0 &&
+        (space.ep.empty() || std::find(space.ep.begin(), space.ep.end(), ep) != space.ep.end()))
+      out.push_back({ep, 1});
   return out;
 }
 
@@ -130,13 +145,14 @@ class Enumerator {
     const int dp = gpus / (tp * pp * cp);
     base.dp = dp;
     for (int z : zero_stages(space_, framework, pp, dp))
-      for (int ep : ep_choices(sc_, space_, dp, z))
+      for (ExpertChoice experts : expert_choices(sc_, space_, tp, dp, z))
       for (int mb : micro_batches(sc_, space_, dp))
         for (const ScheduleChoice& sched : schedule_choices(sc_, space_, pp))
           for (Recompute rc : or_default(space_.recompute, {Recompute::none, Recompute::selective, Recompute::full}))
             for (bool sp : sequence_parallel_choices(space_, tp)) {
               Strategy s = with_framework(base, framework, z);
-              s.ep = ep;
+              s.ep = experts.ep;
+              s.etp = experts.etp;
               s.micro_batch = mb;
               s.schedule = sched.kind;
               s.v = sched.v;
@@ -172,7 +188,7 @@ std::string plan_name(const Strategy& s) {
   std::string name = s.framework == plan::Framework::generic ? "" : std::string(plan::to_string(s.framework)) + "-";
   name += "tp" + std::to_string(s.tp) + "-pp" + std::to_string(s.pp);
   if (dp > 0) name += "-dp" + std::to_string(dp);
-  if (s.ep > 1) name += "-ep" + std::to_string(s.ep);
+  if (s.ep > 1) name += "-ep" + std::to_string(s.ep) + (s.folds_experts_over_tp() ? "-etp1" : "");
   if (s.cp > 1) name += "-cp" + std::to_string(s.cp);
   name += "-z" + std::to_string(s.effective_zero_stage()) + "-mb" + std::to_string(s.micro_batch);
   if (s.pp > 1) name += std::string("-") + plan::to_string(s.schedule);

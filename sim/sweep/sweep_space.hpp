@@ -16,6 +16,9 @@
 //   v             interleaved only: 2 ≤ v ≤ kMaxChunks dividing layers / pp
 //   recompute     none, selective, full
 //   sequence_par. false, and true when tp > 1
+//   ep            a MoE model's experts: every ep dividing dp and the experts (each expert split
+//                 over TP), and under TP every ep dividing tp·dp and the experts with whole experts
+//                 (etp 1, EP folded over TP × DP); ZeRO-0/1 only
 // DP bucket size, ZeRO prefetch and rank order keep their defaults (strategy.hpp).
 //
 // enumerate_plans lists the candidates in a fixed order (the loops above, outermost first), so a
@@ -40,7 +43,8 @@ struct SweepSpace {
   std::vector<plan::Framework> framework;               ///< empty = generic
   std::vector<int> tp, pp, zero_stage, micro_batch, v;  ///< empty = every sensible value
   /// Expert-parallel degrees; empty = for a MoE model every divisor of dp that divides its
-  /// experts (ZeRO-0/1 only, where EP is modelled), for a dense model 1.
+  /// experts (ZeRO-0/1 only, where EP is modelled), for a dense model 1. Under TP each listed (or
+  /// default) degree dividing tp·dp is also tried with whole experts (etp 1).
   std::vector<int> ep;
   /// Context-parallel degrees; empty = 1 (CP pays only for long sequences: list it to search it).
   std::vector<int> cp;

@@ -69,6 +69,24 @@ TEST_CASE("a sweep section narrows the space") {
   CHECK(count_valid(plans) == 68);
 }
 
+TEST_CASE("a MoE model's experts are tried split over TP inside DP and whole with EP folded over TP") {
+  // 8 experts on 8 GPUs, tp 2 (dp 4), ZeRO-1, one micro-batch and recompute, SP on: ep over DP is
+  // 1, 2, 4 (each expert split over TP); whole experts (etp 1) take ep 2, 4, 8 dividing tp·dp = 8.
+  const auto doc = stepsim::config::YamlDocument::load_string(R"(name: moe
+hardware: {preset: dgx-a100}
+model: {name: tiny-moe, layers: 4, hidden: 512, heads: 8, vocab: 1000, position: rotary, activation: swiglu,
+        moe: {experts: 8, top_k: 2, expert_ffn: 1024}}
+training: {seq_len: 1024, global_batch: 8}
+sweep: {tp: [2], pp: [1], zero_stage: [1], micro_batch: [1], recompute: [none], sequence_parallel: [true]}
+)", "test.yaml");
+  const auto plans = enumerate_plans(stepsim::plan::read_scenario(doc), sweep::read_scenario_sweep(doc));
+  std::vector<std::string> names;
+  for (const auto& p : plans) names.push_back(p.strategy.name + (p.valid ? "" : " (invalid)"));
+  CHECK(names == std::vector<std::string>{"tp2-pp1-dp4-z1-mb1-sp", "tp2-pp1-dp4-ep2-z1-mb1-sp", "tp2-pp1-dp4-ep4-z1-mb1-sp",
+                                          "tp2-pp1-dp4-ep2-etp1-z1-mb1-sp", "tp2-pp1-dp4-ep4-etp1-z1-mb1-sp",
+                                          "tp2-pp1-dp4-ep8-etp1-z1-mb1-sp"});
+}
+
 TEST_CASE("a listed value that does not divide the GPUs is one invalid plan") {
   // tp 3 on 4 GPUs: one invalid entry for the layout, not one per combination of the other fields.
   const auto plans = enumerate_plans(sweep_test::small_scenario(), space_from("sweep: {tp: 3, pp: [1]}"));
