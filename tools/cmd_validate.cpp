@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <exception>
 #include <iostream>
@@ -47,12 +48,49 @@ std::vector<ValidationCase> load_cases(const std::string& dir) {
   return cases;
 }
 
+// The work of simulating a case, to weigh validate's progress by (its cases differ a thousandfold
+// in cost, so a count of cases says little of the time left): ranks simulated × microbatches ×
+// layers per stage. Above kSymmetricAboveGpus automatic fidelity simulates one data-parallel
+// replica and times each collective over the dp ranks of its group, so both count there. 0 where
+// the strategy is unusable (simulate will say why).
+double work_of(const plan::Scenario& sc) {
+  const plan::Strategy& st = sc.strategies.front();
+  const int gpus = sc.cluster.gpu_count(), model_parallel = st.tp * st.pp * st.cp;
+  if (model_parallel <= 0 || gpus < model_parallel || st.pp <= 0) return 0;
+  const bool symmetric = gpus > plan::kSymmetricAboveGpus && sc.faults.empty();
+  const double ranks = symmetric ? model_parallel + gpus / model_parallel : gpus;
+  return ranks * std::max(1, plan::microbatches(sc, st)) * (static_cast<double>(sc.model.layers) / st.pp + 2);
+}
+
+std::string duration_text(double s) {
+  if (s < 60) return std::to_string(static_cast<int>(s + 0.5)) + " s";
+  const int whole = static_cast<int>(s + 0.5);
+  return std::to_string(whole / 60) + " min " + std::to_string(whole % 60) + " s";
+}
+
+// "validate: [######........]  212/529 scenarios, 38 % of the work  ETA 52 s": the bar and the
+// time left go by simulated work done; no ETA before 2 % of it.
+std::string progress_line(std::size_t done, std::size_t total, double work_done, double work_total, double elapsed_s) {
+  const double fraction = work_total > 0 ? std::min(1.0, work_done / work_total) : 1.0;
+  constexpr std::size_t kWidth = 20;
+  const auto filled = static_cast<std::size_t>(fraction * kWidth);
+  std::string line = "validate: [" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "]  " +
+                     std::to_string(done) + "/" + std::to_string(total) + " scenarios, " +
+                     std::to_string(static_cast<int>(100 * fraction)) + " % of the work  ETA ";
+  return line + (fraction >= 0.02 ? duration_text(elapsed_s * (1 - fraction) / fraction) : std::string("--"));
+}
+
 // Simulates every case on `threads` workers; results land by index, so the output does not depend
 // on the thread count.
 std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& cases, int threads) {
   std::vector<report::ValidationRow> rows(cases.size());
   std::atomic<std::size_t> next{0}, done{0};
   const bool progress = isatty(STDERR_FILENO);
+  std::vector<double> work(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) work[i] = work_of(cases[i].scenario);
+  const double work_total = std::accumulate(work.begin(), work.end(), 0.0);
+  double work_done = 0;  // under error_mutex
+  const auto start = std::chrono::steady_clock::now();
   plan::SimOptions opt;
   opt.log = cli_log();
   opt.log.info(std::to_string(cases.size()) + " validation scenarios on " + std::to_string(threads) + " threads");
@@ -86,7 +124,9 @@ std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& 
       const std::size_t finished = ++done;
       if (progress) {
         const std::lock_guard<std::mutex> lock(error_mutex);
-        std::cerr << "\rvalidate: " << finished << " / " << cases.size() << " scenarios" << std::flush;
+        work_done += work[i];
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::cerr << "\r" << progress_line(finished, cases.size(), work_done, work_total, elapsed) << "\033[K" << std::flush;
       }
     } catch (...) {
       errors[order[n]] = std::current_exception();
