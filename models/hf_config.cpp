@@ -10,8 +10,8 @@ namespace {
 using config::Field;
 
 const std::vector<std::string> kFamilies{"llama",    "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe",
-                                         "gemma",    "gemma2",  "phi3",  "deepseek_v2", "deepseek_v3", "gpt_neox", "gpt2",
-                                         "mpt",      "bloom"};
+                                         "gemma",    "gemma2",  "gemma3", "gemma3_text", "phi3", "deepseek_v2", "deepseek_v3",
+                                         "gpt_neox", "gpt2",    "mpt",   "bloom"};
 
 // The first of `keys` present (families renamed keys over time: bloom n_embed → hidden_size).
 Field first_of(const Field& root, std::initializer_list<const char*> keys) {
@@ -115,6 +115,65 @@ void read_gemma(const Field& root, const std::string& family, ModelSpec& m) {
     m.attention_window = w->as_positive_int();
     m.global_attention_every = 2;
   }
+}
+
+void warn_softcapping(const Field& root, ModelSpec& m);
+
+// Gemma 3's layer pattern: `sliding_window_pattern` − 1 local layers, then a global one (layer i
+// global where (i + 1) % n == 0: transformers' Gemma3TextConfig, 6 by default), or the same
+// written out as layer_types. Another layout of layer_types is refused at its position.
+int gemma3_global_every(const Field& text) {
+  const auto types = text.optional("layer_types");
+  if (!types || types->is_null()) {
+    auto n = text.optional("sliding_window_pattern");
+    return n && !n->is_null() ? static_cast<int>(n->as_positive_int()) : 6;
+  }
+  const auto items = types->items();
+  int every = 0;
+  for (std::size_t i = 0; i < items.size() && every == 0; ++i)
+    if (items[i].as_string() == "full_attention") every = static_cast<int>(i) + 1;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const bool global = every > 0 && (static_cast<int>(i) + 1) % every == 0;
+    if (items[i].as_string() != (global ? "full_attention" : "sliding_attention"))
+      items[i].fail("expected local layers repeating with one global after them (Gemma 3's layout); other layouts "
+                    "are not modelled, found '" + items[i].as_string() + "' at layer " + std::to_string(i));
+  }
+  return every;
+}
+
+// Gemma 3 (transformers' Gemma3TextConfig; a gemma3 file holds the multimodal model, whose
+// language model is its text_config): Gemma-2's layout with q/k norms in place of soft-capping
+// and five local layers to one global. The Hub's files leave most fields to the class's
+// defaults, used here: vocabulary 262,208, head_dim 256, 8 heads over 4 KV heads, a 4,096-token
+// window, tied embeddings.
+void read_gemma3(const Field& root, const std::string& family, ModelSpec& m) {
+  const Field text = family == "gemma3" ? root.required("text_config") : root;
+  if (family == "gemma3")
+    m.unmodelled.push_back(config::to_string(text.pos()) + ": only the language model (text_config) is costed; the "
+                           "vision tower and its projector are not modelled");
+  auto width = [&](const char* key, std::int64_t fallback) {
+    auto f = text.optional(key);
+    return f && !f->is_null() ? f->as_positive_int() : fallback;
+  };
+  m.hidden = count(text, {"hidden_size"});
+  m.layers = static_cast<int>(count(text, {"num_hidden_layers"}));
+  m.ffn_hidden = count(text, {"intermediate_size"});
+  m.heads = static_cast<int>(width("num_attention_heads", 8));
+  m.kv_heads = static_cast<int>(width("num_key_value_heads", 4));
+  m.head_dim = width("head_dim", 256);
+  m.vocab = width("vocab_size", 262208);
+  m.max_seq = width("max_position_embeddings", 131072);
+  m.activation = Activation::geglu;
+  m.norm = Norm::rmsnorm;
+  m.position = Position::rotary;
+  m.tied_embeddings = flag(text, "tie_word_embeddings", true);
+  m.linear_bias = m.norm_bias = false;
+  m.qkv_bias = flag(text, "attention_bias", false);
+  m.qk_norm = m.sandwich_norm = true;
+  m.dropout = has_dropout(text, {"attention_dropout"});
+  m.attention_window = width("sliding_window", 4096);
+  m.global_attention_every = gemma3_global_every(text);
+  warn_softcapping(text, m);
 }
 
 // Logit soft-capping (Gemma-2: tanh(x/c)·c on the attention scores and the output logits) adds
@@ -235,13 +294,15 @@ std::string family_of(const Field& root) {
   for (const auto& [prefix, family] : std::vector<std::pair<std::string, std::string>>{
            {"Llama", "llama"}, {"Mistral", "mistral"}, {"Mixtral", "mixtral"}, {"Qwen2Moe", "qwen2_moe"},
            {"Qwen3Moe", "qwen3_moe"}, {"Qwen2", "qwen2"}, {"Qwen3", "qwen3"}, {"Gemma2ForCausalLM", "gemma2"},
-           {"GemmaForCausalLM", "gemma"}, {"Phi3ForCausalLM", "phi3"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
+           {"GemmaForCausalLM", "gemma"}, {"Gemma3ForConditionalGeneration", "gemma3"},
+           {"Gemma3ForCausalLM", "gemma3_text"}, {"Phi3ForCausalLM", "phi3"}, {"DeepseekV2ForCausalLM", "deepseek_v2"},
            {"DeepseekV3ForCausalLM", "deepseek_v3"}, {"GPTNeoX", "gpt_neox"},
            {"GPT2", "gpt2"}, {"MPT", "mpt"}, {"Bloom", "bloom"}})
     if (first.rfind(prefix, 0) == 0) return family;
   root.required("architectures").fail("expected a model_type or an architecture of a supported family "
                                       "(llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, "
-                                      "phi3, deepseek_v2, deepseek_v3, gpt_neox, gpt2, mpt, bloom), found '" + first + "'");
+                                      "gemma3, gemma3_text, phi3, deepseek_v2, deepseek_v3, gpt_neox, gpt2, mpt, bloom), "
+                                      "found '" + first + "'");
 }
 
 }  // namespace
@@ -251,6 +312,11 @@ ModelSpec read_hf_config(const Field& root, const std::string& default_name) {
   ModelSpec m;
   m.name = default_name;
   m.source = "HuggingFace config.json (" + family + ")";
+  if (family == "gemma3" || family == "gemma3_text") {
+    read_gemma3(root, family, m);
+    validate_model(m, family == "gemma3" ? root.required("text_config") : root, false);
+    return m;
+  }
   if (family == "gpt_neox") read_gpt_neox(root, m);
   else if (family == "gpt2") read_gpt2(root, m);
   else if (family == "mpt") read_mpt(root, m);

@@ -215,9 +215,10 @@ bool is_hf_config(const Field& root) {
   return root.is_map() && (root.has("model_type") || root.has("architectures"));
 }
 
-void validate_model(const ModelSpec& m, const Field& where) {
+void validate_model(const ModelSpec& m, const Field& where, bool head_dim_from_split) {
   auto at = [&](const char* key) { return where.optional(key).value_or(where); };
-  if (m.head_dim <= 0 || (!where.has("head_dim") && !m.mla.enabled() && m.head_dim * m.heads != m.hidden))
+  if (m.head_dim <= 0 ||
+      (head_dim_from_split && !where.has("head_dim") && !m.mla.enabled() && m.head_dim * m.heads != m.hidden))
     at("heads").fail("hidden " + std::to_string(m.hidden) + " is not a multiple of heads " +
                      std::to_string(m.heads) + "; give head_dim");
   if (m.heads % m.kv_heads != 0)

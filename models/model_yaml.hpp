@@ -44,6 +44,8 @@ ModelSpec read_hf_config(const config::Field& root, const std::string& default_n
 bool is_hf_config(const config::Field& root);
 
 /// Checks the invariants of model_spec.hpp; errors point at `where` (the model's mapping).
-void validate_model(const ModelSpec& m, const config::Field& where);
+/// `head_dim_from_split`: a head_dim absent from `where` was taken as hidden/heads, which must
+/// then divide (false where the family has a default of its own: Gemma 3's 256).
+void validate_model(const ModelSpec& m, const config::Field& where, bool head_dim_from_split = true);
 
 }  // namespace stepsim::models

@@ -128,8 +128,38 @@ TEST_CASE("Qwen2 slides only above max_window_layers: not modelled, so said with
                            "window come out slower than they run");
 }
 
-TEST_CASE("Gemma-3 and Phi-3-small share their families' class prefixes and are refused by name") {
-  for (const char* arch : {"Gemma3ForConditionalGeneration", "Phi3SmallForCausalLM"}) {
+TEST_CASE("Gemma 3 12B: the language model of the multimodal file, class defaults, one global layer in six") {
+  const ModelSpec m = load_model(kData + "gemma-3-12b-config.json");
+  CHECK(m.head_dim == 256);     // absent from text_config: Gemma3TextConfig's default
+  CHECK(m.vocab == 262'208);    // likewise
+  CHECK(m.tied_embeddings);
+  CHECK(m.qk_norm);
+  CHECK(m.sandwich_norm);
+  CHECK(m.attention_window == 1024);
+  CHECK(m.global_attention_every == 6);
+  CHECK(attention_window(m, 4) == 1024);
+  CHECK(attention_window(m, 5) == 0);  // (5 + 1) % 6 == 0: global
+  // 48 × (3840·4096 + 2·3840·2048 + 4096·3840 + 3·3840·15360 + 4·3840 + 2·256) = 10,759,151,616
+  // (the paper's 10,759M non-embedding) + 262,208·3840 tied + 3840 = 11,766,034,176.
+  CHECK(total_params(m) == 11'766'034'176);
+  CHECK(total_params(m) == total_params(load_model("gemma-3-12b")));
+  REQUIRE(m.unmodelled.size() == 1);
+  CHECK(m.unmodelled[0] == kData + "gemma-3-12b-config.json:10:18: only the language model (text_config) is costed; the "
+                                   "vision tower and its projector are not modelled");
+}
+
+TEST_CASE("Gemma 3's layer_types: the repeating pattern is read, any other layout refused at its place") {
+  const std::string base = R"({"model_type": "gemma3_text", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
+ "sliding_window": 16, "layer_types": )";
+  const ModelSpec m = from_json(base + R"(["sliding_attention", "full_attention", "sliding_attention", "full_attention"]})");
+  CHECK(m.global_attention_every == 2);
+  CHECK(reader_error(base + R"(["sliding_attention", "full_attention", "full_attention", "full_attention"]})") ==
+        "config.json:2:79: layer_types[2]: expected local layers repeating with one global after them (Gemma 3's layout); "
+        "other layouts are not modelled, found 'full_attention' at layer 2");
+}
+
+TEST_CASE("Gemma-3n and Phi-3-small share their families' class prefixes and are refused by name") {
+  for (const char* arch : {"Gemma3nForConditionalGeneration", "Phi3SmallForCausalLM"}) {
     CAPTURE(arch);
     const std::string message = reader_error(std::string(R"({"architectures": [")") + arch + R"("]})");
     CHECK(message.find("expected a model_type or an architecture of a supported family") != std::string::npos);
