@@ -1,5 +1,6 @@
 // HuggingFace config.json → ModelSpec. Field names per transformers' configuration_*.py of each
 // family; defaults are those classes' defaults where a key is absent.
+#include <algorithm>
 #include <cmath>
 
 #include "models/model_yaml.hpp"
@@ -186,18 +187,18 @@ void warn_softcapping(const Field& root, ModelSpec& m) {
 }
 
 // Local attention every layer: Mistral's and Phi-3's sliding_window (transformers' MistralModel,
-// which Phi3Model is generated from, picks the sliding-window mask for the whole model). Qwen2
-// slides only from layer max_window_layers on, and only with use_sliding_window: that layout of
-// global layers first is not modelled, so it stays a warning.
+// which Phi3Model is generated from, picks the sliding-window mask for the whole model). Qwen
+// slides only with use_sliding_window, and only from layer max_window_layers on (28 by default:
+// Qwen2Config's layer_types, `i >= max_window_layers`).
 void read_sliding_window(const Field& root, const std::string& family, ModelSpec& m) {
   auto w = root.optional("sliding_window");
   if (!w || w->is_null()) return;
   if (family.rfind("qwen", 0) == 0) {
-    if (flag(root, "use_sliding_window", false))
-      m.unmodelled.push_back(config::to_string(w->pos()) + ": sliding_window " + w->as_string() +
-                             " from layer max_window_layers on is not modelled: attention is costed over the whole "
-                             "sequence in every layer, so sequences longer than the window come out slower than they run");
-    return;
+    if (!flag(root, "use_sliding_window", false)) return;
+    auto first = root.optional("max_window_layers");
+    const std::int64_t global = first && !first->is_null() ? first->as_int() : 28;
+    if (global < 0) first->fail("expected a count of layers, at least 0, found " + first->found());
+    m.global_first_layers = static_cast<int>(std::min<std::int64_t>(global, m.layers));
   }
   m.attention_window = w->as_positive_int();
 }

@@ -149,7 +149,8 @@ std::int64_t qk_head_dim(const ModelSpec& m) {
 std::int64_t v_head_dim(const ModelSpec& m) { return m.mla.enabled() ? m.mla.v_head_dim : m.head_dim; }
 
 std::int64_t attention_window(const ModelSpec& m, int layer) {
-  const bool global = m.global_attention_every > 0 && (layer + 1) % m.global_attention_every == 0;
+  const bool global = (m.global_attention_every > 0 && (layer + 1) % m.global_attention_every == 0) ||
+                      layer < m.global_first_layers;
   return global ? 0 : m.attention_window;
 }
 

@@ -108,6 +108,9 @@ struct ModelSpec {
   /// whole sequence instead: Gemma-2 alternates (2), Gemma-3 keeps one in six (6); 0 = every
   /// layer local.
   int global_attention_every = 0;
+  /// With a window, the first global_first_layers layers attend to the whole sequence and the
+  /// rest are local (Qwen2's use_sliding_window from layer max_window_layers on); 0 = none.
+  int global_first_layers = 0;
 
   auto operator<=>(const ModelSpec&) const = default;
 };
@@ -153,7 +156,8 @@ std::int64_t active_params(const ModelSpec& m);
 /// Keys a query of layer `layer` (0-based) attends to: attention_window in a local layer, 0
 /// (every earlier token) in a global one or a model without a window. Layer n−1, 2n−1, … of a
 /// model with global_attention_every n is global, as transformers' Gemma2DecoderLayer (n = 2,
-/// `not bool(layer_idx % 2)` local) and Gemma3 (`(layer_idx + 1) % sliding_window_pattern`) have it.
+/// `not bool(layer_idx % 2)` local) and Gemma3 (`(layer_idx + 1) % sliding_window_pattern`) have it;
+/// so are layers below global_first_layers (Qwen2: `layer_idx >= max_window_layers` slides).
 std::int64_t attention_window(const ModelSpec& m, int layer);
 /// Parameters one TP rank holds of one layer: the matrices (and column-parallel biases) split t
 /// ways, norms and row-parallel biases replicated (Megatron-LM's layout). Without `layer`: the

@@ -20,7 +20,7 @@ const std::vector<std::string> kModelKeys{
     "kv_heads",   "head_dim", "ffn_hidden",      "vocab",           "max_seq",  "activation",
     "norm",       "position", "tied_embeddings", "bias",            "qkv_bias", "norm_bias",
     "dropout",    "qk_norm",  "moe",             "preset",          "attention_window", "global_attention_every",
-    "sandwich_norm", "mla"};
+    "sandwich_norm", "mla", "global_first_layers"};
 const std::vector<std::string> kMlaKeys{"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
                                         "v_head_dim"};
 const std::vector<std::string> kMoeKeys{"experts",     "top_k",           "expert_ffn",    "shared_ffn",
@@ -138,6 +138,7 @@ void apply_shape_keys(const Field& root, ModelSpec& m) {
   if (auto f = root.optional("max_seq")) m.max_seq = f->as_positive_int();
   if (auto f = root.optional("attention_window")) m.attention_window = f->as_positive_int();
   if (auto f = root.optional("global_attention_every")) m.global_attention_every = as_int32(*f);
+  if (auto f = root.optional("global_first_layers")) m.global_first_layers = as_int32(*f);
 }
 
 void apply_kind_keys(const Field& root, ModelSpec& m) {
@@ -226,6 +227,8 @@ void validate_model(const ModelSpec& m, const Field& where, bool head_dim_from_s
                         std::to_string(m.kv_heads) + "'");
   if (m.global_attention_every > 0 && m.attention_window == 0)
     at("global_attention_every").fail("global layers between local ones need attention_window (the local layers' window in tokens)");
+  if (m.global_first_layers > 0 && m.attention_window == 0)
+    at("global_first_layers").fail("global layers before local ones need attention_window (the local layers' window in tokens)");
   if (m.position == Position::learned && m.max_seq <= 0)
     at("position").fail("learned position embeddings need max_seq (rows of the position table)");
   if (m.moe.enabled()) {

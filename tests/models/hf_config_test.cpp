@@ -116,16 +116,17 @@ TEST_CASE("DeepSeek-V3: a query latent, three dense layers, the router's score b
                               "the dense ones); other layouts are not modelled yet");
 }
 
-TEST_CASE("Qwen2 slides only above max_window_layers: not modelled, so said with its place") {
+TEST_CASE("Qwen2 slides only with use_sliding_window, and only from layer max_window_layers on") {
   const std::string qwen = R"({"model_type": "qwen2", "hidden_size": 1024, "num_hidden_layers": 4,
  "num_attention_heads": 16, "num_key_value_heads": 2, "intermediate_size": 2816, "vocab_size": 1000,
- "sliding_window": 4096, "max_window_layers": 2, "use_sliding_window": true})";
-  const ModelSpec m = from_json(qwen);
-  CHECK(m.attention_window == 0);
-  REQUIRE(m.unmodelled.size() == 1);
-  CHECK(m.unmodelled[0] == "config.json:3:20: sliding_window 4096 from layer max_window_layers on is not modelled: "
-                           "attention is costed over the whole sequence in every layer, so sequences longer than the "
-                           "window come out slower than they run");
+ "sliding_window": 4096, "max_window_layers": 2, "use_sliding_window": )";
+  const ModelSpec m = from_json(qwen + "true}");
+  CHECK(m.attention_window == 4096);
+  CHECK(m.global_first_layers == 2);
+  CHECK(attention_window(m, 1) == 0);     // Qwen2Config's layer_types: i >= max_window_layers slides
+  CHECK(attention_window(m, 2) == 4096);
+  CHECK(m.unmodelled.empty());
+  CHECK(from_json(qwen + "false}").attention_window == 0);
 }
 
 TEST_CASE("Gemma 3 12B: the language model of the multimodal file, class defaults, one global layer in six") {
