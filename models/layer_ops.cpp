@@ -209,6 +209,13 @@ std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape) {
   return static_cast<I64>(std::ceil(copies * (m.moe.capacity_factor > 0 ? 1.0 : m.moe.load_imbalance)));
 }
 
+double moe_server_share(const ModelSpec& m, int servers) {
+  const double experts = m.moe.experts, elsewhere = experts - experts / servers;
+  double none = 1;  // C(E − E/S, k) / C(E, k) = ∏_{i<k} (E − E/S − i) / (E − i)
+  for (int i = 0; i < m.moe.top_k; ++i) none *= std::max(0.0, elsewhere - i) / (experts - i);
+  return 1 - none;
+}
+
 std::int64_t cp_kv_bytes(const ModelSpec& m, const LayerShape& shape) {
   if (shape.cp == 1) return 0;
   const Dims x = dims_of(m, shape);

@@ -115,6 +115,9 @@ std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape);
 /// nccl-tests size of the alltoall): its (s/t with SP) tokens, k copies each, h wide, at the
 /// busiest rank's load_imbalance. The combine all-to-all moves the same back. 0 when ep == 1.
 std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape);
+/// The chance that a token routes at least one of its top_k experts to a given one of `servers`
+/// servers, each holding E/servers experts, under uniform routing: 1 − C(E − E/servers, k)/C(E, k).
+double moe_server_share(const ModelSpec& m, int servers);
 
 /// Bytes one rank sends in one step of ring attention under context parallelism: the K and V of
 /// its s/cp tokens, its (g/t) KV heads wide. 0 when cp == 1.

@@ -164,10 +164,9 @@ def dgxc(r):
 
 def moe(r):
     """A measured MoE run on DGX H100 in BF16 (sources/README.md): Megatron-Core with whole experts
-    and EP folded over TP x DP (etp 1), as NVIDIA's recipes run them. Module-level recompute
-    (norms, activations, MLA up-projections), DeepEP's node-deduplicated dispatch and DeepSeek's
-    multi-token prediction are not modelled: the plan recomputes nothing and dispatches by
-    all-to-all."""
+    and EP folded over TP x DP (etp 1), as NVIDIA's recipes run them, DeepEP where the row says so.
+    Module-level recompute (norms, activations, MLA up-projections) and DeepSeek's multi-token
+    prediction are not modelled: the plan recomputes nothing."""
     gpus, tp, pp, vp, ep = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['vp']), int(r['ep'])
     strategy = {'name': 'recipe', 'tp': tp, 'pp': pp, 'dp': gpus // (tp * pp), 'ep': ep, 'etp': r['etp'],
                 'micro_batch': r['micro_batch'], 'schedule': 'interleaved' if vp > 1 else '1f1b',
@@ -175,6 +174,8 @@ def moe(r):
                 'framework': 'megatron-core'}
     if vp > 1:
         strategy['v'] = vp
+    if r['dispatcher'] == 'DeepEP':
+        strategy['moe_deepep'] = 'true'
     title = {'deepseek-v3': 'DeepSeek-V3', 'qwen3-235b-a22b': 'Qwen3-235B-A22B'}[r['model']]
     name = f"MoE {title} tp{tp} pp{pp} ep{ep} on {gpus} H100"
     row = {'model': title, 'num_gpus': gpus, 'gpu': 'H100 80GB SXM (8 x 400 Gb/s InfiniBand per node)',

@@ -80,6 +80,13 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   // exchange keep their segments.
   in.fused = in.large_cluster && !st.shards_parameters() && st.ep == 1 && st.cp == 1 && tp_within_servers(sc, in.grid);
   in.cost_in = cost_inputs(sc, st);
+  if (st.ep > 1) {  // every EP group has the same shape: rank 0's says how many servers it spans
+    std::vector<int> servers;
+    for (int g : st.folds_experts_over_tp() ? in.grid.folded_ep_group(0, st.ep) : in.grid.ep_group(0, st.ep))
+      if (std::find(servers.begin(), servers.end(), sc.cluster.server_of(g)) == servers.end())
+        servers.push_back(sc.cluster.server_of(g));
+    in.cost_in.ep_servers = static_cast<int>(servers.size());
+  }
   if (opt.hooks.instant_host) in.cost_in.host_call_ps = 0;
   cost_layers(in);
   in.embedding = embedding_cost(in.cost_in);

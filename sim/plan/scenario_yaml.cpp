@@ -85,7 +85,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fsdp_sharding",
-                "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config"});
+                "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -144,7 +144,7 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("zero3_persistence_threshold")) s.zero3_persistence_threshold = read_int64(*x, 0, kElements);
   if (auto x = f.optional("zero3_max_reuse_distance")) s.zero3_max_reuse_distance = read_int64(*x, 0, kElements);
   if (auto x = f.optional("zero3_blocking_gathers")) s.zero3_blocking_gathers = x->as_bool();
-  for (const char* key : {"tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16"})
+  for (const char* key : {"tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "moe_deepep"})
     if (auto x = f.optional(key); x && s.framework != Framework::megatron_core)
       x->fail(std::string(key) + " is Megatron-Core's: it needs framework: megatron-core in this strategy");
   if (auto x = f.optional("tp_comm_overlap")) { s.tp_comm_overlap = x->as_bool(); s.where.tp_comm_overlap = x->pos(); }
@@ -153,6 +153,7 @@ Strategy read_strategy(const Field& f, int index) {
     s.where.overlap_param_gather = x->pos();
   }
   if (auto x = f.optional("grad_reduce_in_bf16")) s.grad_reduce_in_bf16 = x->as_bool();
+  if (auto x = f.optional("moe_deepep")) { s.moe_deepep = x->as_bool(); s.where.moe_deepep = x->pos(); }
   for (const char* key : {"fsdp_sharding", "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync"})
     if (auto x = f.optional(key); x && s.framework != Framework::fsdp)
       x->fail(std::string(key) + " is FSDP's: it needs framework: fsdp in this strategy");

@@ -76,19 +76,37 @@ void add_expert_parallel_points(std::vector<CommPoint>& points, const std::vecto
   const std::int64_t bytes = models::moe_dispatch_bytes(*in.model, in.shape);
   const CommPoint all_to_all{.fwd = true, .bwd = true, .fwd_op = comm::Op::all_to_all, .bwd_op = comm::Op::all_to_all,
                              .group = LayerGroup::ep, .bytes = bytes};
+  // DeepEP across servers (DeepSeek-V3 report §3.2.2; deepseek-ai/DeepEP's internode kernels): a
+  // token goes once to each other server holding any of its experts, to the GPU of its own local
+  // index (an all-to-all over that rail: S chunks of its tokens × moe_server_share each), then
+  // over NVLink to the GPUs holding its experts there (the k copies, within the server).
+  const bool two_part = in.moe_deepep && in.ep_servers > 1;
+  const double rail_copies = in.ep_servers * models::moe_server_share(*in.model, in.ep_servers);
+  const double k = in.model->moe.top_k;
+  CommPoint rail = all_to_all, server = all_to_all;
+  rail.group = LayerGroup::ep_rail;
+  rail.bytes = static_cast<std::int64_t>(static_cast<double>(bytes) * rail_copies / k);
+  server.group = LayerGroup::ep_server;
+  auto exchange = [&](std::size_t after, bool dispatch) {
+    if (!two_part) {
+      CommPoint p = all_to_all;
+      p.after = after;
+      points.push_back(p);
+      return;
+    }
+    rail.after = server.after = after;
+    points.push_back(dispatch ? rail : server);
+    points.push_back(dispatch ? server : rail);
+  };
   const bool tp = in.shape.tp > 1;
   if (tp && in.model->moe.shared_ffn > 0) {
     const std::size_t last_shared = in.model->moe.shared_gate ? index_of(ops, "shared_gate") : index_of(ops, "shared_down");
     add_pair(points, index_of(ops, "shared_up"), last_shared, true, false);
   }
-  CommPoint dispatch = all_to_all;
-  dispatch.after = index_of(ops, "moe_permute");
-  points.push_back(dispatch);
+  exchange(index_of(ops, "moe_permute"), true);
   // Whole experts (etp 1) need no TP collective around them: each rank keeps its own tokens.
   if (tp && in.shape.etp > 1) add_pair(points, index_of(ops, "expert_up"), index_of(ops, "expert_down"), true, false);
-  CommPoint combine = all_to_all;
-  combine.after = index_of(ops, "expert_down");
-  points.push_back(combine);
+  exchange(index_of(ops, "expert_down"), false);
 }
 
 // Ring attention under context parallelism (TransformerEngine's AttnFuncWithCPAndKVP2P,
@@ -250,6 +268,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.split_weight = s.schedule == ScheduleKind::zb_h1;
   in.tp_overlap = s.tp_overlap;
   in.tp_comm_overlap = s.tp_comm_overlap;
+  in.moe_deepep = s.moe_deepep;
   in.host_call_ps = sc.cluster.comm.host_call_overhead_ps;
   return in;
 }

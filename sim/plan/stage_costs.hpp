@@ -36,7 +36,9 @@ namespace stepsim::plan {
 
 /// Which ranks a layer's collective spans: its TP group, its expert-parallel group (a MoE
 /// layer's token all-to-all), or its context-parallel group (ring attention's K/V exchange).
-enum class LayerGroup : std::uint8_t { tp, ep, cp };
+/// Under DeepEP an EP group spanning servers exchanges in two parts: ep_rail, its ranks of the
+/// same local GPU index (one a server), and ep_server, its ranks in this server.
+enum class LayerGroup : std::uint8_t { tp, ep, cp, ep_rail, ep_server };
 
 /// Compute, then (if has_comm) a blocking TP (or EP) collective.
 struct Segment {
@@ -78,6 +80,8 @@ struct CostInputs {
   bool tp_overlap = true;  ///< backward TP collective beside the weight-gradient GEMM (Strategy::tp_overlap)
   bool tp_comm_overlap = false;  ///< every SP collective beside its GEMM (Strategy::tp_comm_overlap)
   std::int64_t host_call_ps = 0;  ///< hw::CommParams::host_call_overhead_ps; 0 = no host stream
+  bool moe_deepep = false;        ///< Strategy::moe_deepep
+  int ep_servers = 1;             ///< servers an expert-parallel group spans (set from the rank grid)
 };
 
 CostInputs cost_inputs(const Scenario& sc, const Strategy& s);

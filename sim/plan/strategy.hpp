@@ -42,7 +42,7 @@ std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
-  config::SourcePos self, tp, pp, dp, ep, etp, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
+  config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
       tp_comm_overlap, overlap_param_gather;
   std::string path;  ///< "strategies[1]"
 };
@@ -62,6 +62,11 @@ struct Strategy {
   /// grid, so expert parallelism may span a TP group; expert gradients reduce over the tp·dp/ep
   /// ranks that hold the same experts.
   int etp = 0;
+  /// Megatron-Core's DeepEP dispatcher (--moe-token-dispatcher-type flex --moe-enable-deepep;
+  /// DeepSeek-V3 report §3.2.2): where an EP group spans servers, a token crosses to each
+  /// server holding any of its experts once, to the GPU of the same local index, and is forwarded
+  /// over NVLink from there; the combine returns the same way.
+  bool moe_deepep = false;
   /// Context-parallel degree (Megatron-Core --context-parallel-size): each sequence is split over
   /// cp ranks, whose attention exchanges K/V round a ring (TransformerEngine's ring attention);
   /// dp·cp ranks reduce the gradients. GPUs = tp·pp·dp·cp.

@@ -54,6 +54,9 @@ void check_sizes(const Scenario& sc, Strategy& s) {
 // Expert parallelism as Megatron-Core places it (megatron/core/parallel_state.py): EP groups are
 // carved out of DP, so ep divides dp and the experts; the token dispatch is an all-to-all.
 void check_experts(const Scenario& sc, const Strategy& s) {
+  if (s.moe_deepep && s.ep == 1)
+    fail(s.where.moe_deepep, s, "moe_deepep", "DeepEP dispatches a MoE layer's tokens over an expert-parallel group; "
+                                              "it needs ep > 1, found ep = 1");
   if (s.ep == 1) return;
   const models::MoeSpec& moe = sc.model.moe;
   if (!moe.enabled())

@@ -22,6 +22,7 @@ class StageEmitter {
   StageEmitter(Build& b, int stage) : b_(b), stage_(stage), groups_(b.stage_tp_groups(stage)) {
     for (const auto& g : groups_) all_.insert(all_.end(), g.begin(), g.end());
     if (b.in.st.ep > 1) ep_groups_ = expert_groups();
+    if (b.in.st.moe_deepep && b.in.cost_in.ep_servers > 1) deepep_groups();
     if (b.in.grid.cp() > 1) cp_groups_ = data_subgroups(b.in.grid.cp());
     for (int r : all_) b.passes[r].resize(b.in.schedule.passes[stage].size());
     final_backward_ = last_backward_index();
@@ -324,6 +325,8 @@ class StageEmitter {
   void collective(const Segment& seg, int layer, Slot slot) {
     if (seg.group == LayerGroup::ep) group_collective(CommClass::ep, ep_groups_, seg, layer, slot);
     else if (seg.group == LayerGroup::cp) group_collective(CommClass::cp, cp_groups_, seg, layer, slot);
+    else if (seg.group == LayerGroup::ep_rail) group_collective(CommClass::ep, rail_groups_, seg, layer, slot);
+    else if (seg.group == LayerGroup::ep_server) group_collective(CommClass::ep, server_groups_, seg, layer, slot);
     else tp_collective(seg.op, seg.bytes > 0 ? seg.bytes : b_.in.tp_bytes, layer, slot);
   }
 
@@ -374,6 +377,23 @@ class StageEmitter {
     return out;
   }
 
+  // DeepEP's two parts of each EP group: its ranks of one local GPU index (a rail across the
+  // servers) and its ranks in one server, each -> its simulated members of this stage.
+  void deepep_groups() {
+    const hw::Cluster& cluster = b_.in.sc.cluster;
+    for (const auto& [group, locals] : ep_groups_)
+      for (int r : locals) {
+        const int gpu = b_.global_of[r];
+        std::vector<int> rail, server;
+        for (int g : group) {
+          if (cluster.local_index(g) == cluster.local_index(gpu)) rail.push_back(g);
+          if (cluster.server_of(g) == cluster.server_of(gpu)) server.push_back(g);
+        }
+        rail_groups_[rail].push_back(r);
+        server_groups_[server].push_back(r);
+      }
+  }
+
   // [global ranks of a group of `size` consecutive data indices (EP, CP)] -> its simulated
   // members of this stage (local ranks).
   std::map<std::vector<int>, std::vector<int>> data_subgroups(int size) const {
@@ -421,6 +441,7 @@ class StageEmitter {
   std::vector<std::vector<int>> groups_;
   std::vector<int> all_;
   std::map<std::vector<int>, std::vector<int>> ep_groups_, cp_groups_;  // data_subgroups(), once all_ is known
+  std::map<std::vector<int>, std::vector<int>> rail_groups_, server_groups_;  // deepep_groups()
   std::vector<core::TaskId> tail_ = std::vector<core::TaskId>(b_.global_of.size());
   HostThread host_{b_};
   StageDpCollectives dp_{b_, stage_, groups_, tail_};

@@ -97,6 +97,35 @@ TEST_CASE("whole experts (etp 1): each rank routes its own s/t tokens, no TP col
         doctest::Approx(4.0 * static_cast<double>(c4.params - c4.expert_params) * 2 + 4.0 * static_cast<double>(c4.expert_params) * 2));
 }
 
+TEST_CASE("DeepEP across two servers: each token crosses once per server holding its experts, then NVLink") {
+  // 16 experts, top 2, on 2 DGX A100: dp 16, ep 16, one 1,024-token microbatch per rank, 4 layers.
+  // A plain all-to-all carries B = 1024·2·512·2 B = 2 MiB per exchange. DeepEP splits it: the rail
+  // (the rank's GPU index on both servers) gets 2 chunks of 1 − C(8,2)/C(16,2) = 92/120 of the
+  // tokens (one stays home), B·2·(92/120)/2 bytes; the server part carries B among its 8 ranks.
+  // Four exchanges a layer (dispatch and combine, forward and backward).
+  std::string yaml = moe_scenario("{name: d, framework: megatron-core, dp: 16, ep: 16, moe_deepep: true}");
+  yaml.replace(yaml.find("{preset: dgx-a100}"), 18, "{preset: dgx-a100, nodes: 2}");
+  yaml.replace(yaml.find("experts: 8"), 10, "experts: 16");
+  yaml.replace(yaml.find("global_batch: 8"), 15, "global_batch: 16");
+  auto sc = plan_test::scenario(yaml);
+  sc.cluster.gpu.comm_slowdown = 0;
+  SimOptions opt = plan_test::ideal_network(kBandwidth);
+  opt.detail = true;
+  const double b = 1024.0 * 2 * 512 * 2, rail = b * 2 * (92.0 / 120) / 2;
+  int count = 0;
+  CHECK(bytes_of(simulate(sc, sc.strategies[0], opt), 0, TaskCategory::ep_comm, &count) ==
+        doctest::Approx(16 * (b + rail)).epsilon(1e-6));
+  CHECK(count == 32);
+  sc.strategies[0].moe_deepep = false;
+  CHECK(bytes_of(simulate(sc, sc.strategies[0], opt), 0, TaskCategory::ep_comm) == doctest::Approx(16 * b));
+  // Inside one server DeepEP is the plain all-to-all.
+  CHECK(run("{name: d, framework: megatron-core, dp: 8, ep: 8, moe_deepep: true}").exposed_comm_s.ep ==
+        doctest::Approx(16.0 * 1024 * 2 * 512 * 2 / kBandwidth).epsilon(1e-9));
+  CHECK(plan_test::strategy_error(moe_scenario("{name: d, framework: megatron-core, dp: 8, moe_deepep: true}")) ==
+        "test.yaml:7:60: strategies[0].moe_deepep: DeepEP dispatches a MoE layer's tokens over an expert-parallel "
+        "group; it needs ep > 1, found ep = 1");
+}
+
 TEST_CASE("each MoE layer exchanges its tokens four times a step per microbatch, every time exposed") {
   // ep 8: the rank keeps 1 of the 8 experts. Each all-to-all carries the rank's T·k copies of h
   // values, 1024·2·512·2 B = 2 MiB; dispatch and combine in forward and in backward on each of
