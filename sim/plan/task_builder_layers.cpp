@@ -10,6 +10,7 @@
 #include <span>
 
 #include "sim/plan/host_thread.hpp"
+#include "sim/plan/layer_groups.hpp"
 #include "sim/plan/stage_dp_collectives.hpp"
 #include "sim/plan/task_graph.hpp"
 #include "sim/plan/zero3_gathers.hpp"
@@ -17,13 +18,16 @@
 namespace stepsim::plan {
 namespace {
 
+// The local ranks of a stage's TP groups, group after group.
+std::vector<int> ranks_of(const std::vector<std::vector<int>>& groups) {
+  std::vector<int> out;
+  for (const auto& g : groups) out.insert(out.end(), g.begin(), g.end());
+  return out;
+}
+
 class StageEmitter {
  public:
   StageEmitter(Build& b, int stage) : b_(b), stage_(stage), groups_(b.stage_tp_groups(stage)) {
-    for (const auto& g : groups_) all_.insert(all_.end(), g.begin(), g.end());
-    if (b.in.st.ep > 1) ep_groups_ = expert_groups();
-    if (b.in.st.moe_deepep && b.in.cost_in.ep_servers > 1) deepep_groups();
-    if (b.in.grid.cp() > 1) cp_groups_ = data_subgroups(b.in.grid.cp());
     for (int r : all_) b.passes[r].resize(b.in.schedule.passes[stage].size());
     final_backward_ = last_backward_index();
   }
@@ -323,11 +327,11 @@ class StageEmitter {
   }
 
   void collective(const Segment& seg, int layer, Slot slot) {
-    if (seg.group == LayerGroup::ep) group_collective(CommClass::ep, ep_groups_, seg, layer, slot);
-    else if (seg.group == LayerGroup::cp) group_collective(CommClass::cp, cp_groups_, seg, layer, slot);
-    else if (seg.group == LayerGroup::ep_rail) group_collective(CommClass::ep, rail_groups_, seg, layer, slot);
-    else if (seg.group == LayerGroup::ep_server) group_collective(CommClass::ep, server_groups_, seg, layer, slot);
-    else tp_collective(seg.op, seg.bytes > 0 ? seg.bytes : b_.in.tp_bytes, layer, slot);
+    if (seg.group == LayerGroup::tp)
+      tp_collective(seg.op, seg.bytes > 0 ? seg.bytes : b_.in.tp_bytes, layer, slot);
+    else
+      group_collective(seg.group == LayerGroup::cp ? CommClass::cp : CommClass::ep, layer_groups_.of(seg.group), seg, layer,
+                       slot);
   }
 
   void note_first_forward(int r, int layer, core::TaskId t) {
@@ -349,13 +353,10 @@ class StageEmitter {
     }
   }
 
-  // A MoE layer's token all-to-all over each expert-parallel group, on the compute stream (the
-  // experts wait for their tokens); in symmetric fidelity only some members are simulated and
-  // Collectives times the rest on the whole fabric.
-  // A layer's collective over a subgroup of the data dimension (EP's all-to-all, CP's ring
-  // exchange), per group of this stage's simulated ranks.
-  void group_collective(CommClass cls, const std::map<std::vector<int>, std::vector<int>>& groups, const Segment& seg,
-                        int layer, Slot slot) {
+  // A layer's collective over each of its groups other than TP (EP's all-to-alls, CP's ring
+  // exchange: layer_groups.hpp), on the given stream; in symmetric fidelity only some members
+  // are simulated and Collectives times the rest on the whole fabric.
+  void group_collective(CommClass cls, const GroupMembers& groups, const Segment& seg, int layer, Slot slot) {
     for (const auto& [group, locals] : groups) {
       std::vector<core::StreamId> streams;
       for (int r : locals) streams.push_back(b_.rec.stream(r, slot));
@@ -366,40 +367,6 @@ class StageEmitter {
         tail_[locals[k]] = members[k];
       }
     }
-  }
-
-  // [global ranks of an expert-parallel group] -> its simulated members of this stage: EP inside
-  // DP, or folded over TP × DP (etp 1).
-  std::map<std::vector<int>, std::vector<int>> expert_groups() const {
-    if (!b_.in.st.folds_experts_over_tp()) return data_subgroups(b_.in.st.ep);
-    std::map<std::vector<int>, std::vector<int>> out;
-    for (int r : all_) out[b_.in.grid.folded_ep_group(b_.global_of[r], b_.in.st.ep)].push_back(r);
-    return out;
-  }
-
-  // DeepEP's two parts of each EP group: its ranks of one local GPU index (a rail across the
-  // servers) and its ranks in one server, each -> its simulated members of this stage.
-  void deepep_groups() {
-    const hw::Cluster& cluster = b_.in.sc.cluster;
-    for (const auto& [group, locals] : ep_groups_)
-      for (int r : locals) {
-        const int gpu = b_.global_of[r];
-        std::vector<int> rail, server;
-        for (int g : group) {
-          if (cluster.local_index(g) == cluster.local_index(gpu)) rail.push_back(g);
-          if (cluster.server_of(g) == cluster.server_of(gpu)) server.push_back(g);
-        }
-        rail_groups_[rail].push_back(r);
-        server_groups_[server].push_back(r);
-      }
-  }
-
-  // [global ranks of a group of `size` consecutive data indices (EP, CP)] -> its simulated
-  // members of this stage (local ranks).
-  std::map<std::vector<int>, std::vector<int>> data_subgroups(int size) const {
-    std::map<std::vector<int>, std::vector<int>> out;
-    for (int r : all_) out[b_.in.grid.ep_group(b_.global_of[r], size)].push_back(r);
-    return out;
   }
 
   void gradient_ready(int layer) {
@@ -439,9 +406,8 @@ class StageEmitter {
   Build& b_;
   int stage_;
   std::vector<std::vector<int>> groups_;
-  std::vector<int> all_;
-  std::map<std::vector<int>, std::vector<int>> ep_groups_, cp_groups_;  // data_subgroups(), once all_ is known
-  std::map<std::vector<int>, std::vector<int>> rail_groups_, server_groups_;  // deepep_groups()
+  std::vector<int> all_ = ranks_of(groups_);
+  LayerGroups layer_groups_{b_, all_};
   std::vector<core::TaskId> tail_ = std::vector<core::TaskId>(b_.global_of.size());
   HostThread host_{b_};
   StageDpCollectives dp_{b_, stage_, groups_, tail_};
