@@ -149,15 +149,8 @@ void add_latent_attention(std::vector<OpCost>& ops, const ModelSpec& m, const Di
   const bool q_latent = a.q_lora_rank > 0;
   if (q_latent) ops.push_back(matmul("q_down", {1, n, a.q_lora_rank, x.h}, x.e, false, to_bytes(norm_out)));
   ops.push_back(matmul("kv_down", {1, n, a.kv_lora_rank + rope, x.h}, x.e, false, q_latent ? 0 : to_bytes(norm_out)));
-  auto latent_norm = [&](std::string name, I64 width) {
-    const double elements = static_cast<double>(n * width);
-    OpCost op = memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e));
-    op.params = width;
-    op.bwd_kernels = 2;
-    ops.push_back(op);
-  };
-  if (q_latent) latent_norm("q_norm", a.q_lora_rank);
-  latent_norm("kv_norm", a.kv_lora_rank);
+  if (q_latent) ops.push_back(norm_op("q_norm", x, a.q_lora_rank, a.q_lora_rank));
+  ops.push_back(norm_op("kv_norm", x, a.kv_lora_rank, a.kv_lora_rank));
   if (q_latent)
     ops.push_back(matmul("q_up", {1, t, x.q_heads * x.d, a.q_lora_rank}, x.e, false,
                          to_bytes(static_cast<double>(t * a.q_lora_rank) * x.e)));

@@ -58,10 +58,11 @@ void read_llama_like(const Field& root, const std::string& family, ModelSpec& m)
   m.dropout = has_dropout(root, {"attention_dropout"});
 }
 
-// The width `key` gives, or 0 where it is absent or null (DeepSeek-V2-Lite's q_lora_rank).
-std::int64_t width_or_zero(const Field& root, const char* key) {
+// The positive count `key` gives, or `fallback` where it is absent or null (DeepSeek-V2-Lite's
+// q_lora_rank; the fields Gemma 3's files leave to their class's defaults).
+std::int64_t count_or(const Field& root, const char* key, std::int64_t fallback) {
   auto f = root.optional(key);
-  return f && !f->is_null() ? f->as_positive_int() : 0;
+  return f && !f->is_null() ? f->as_positive_int() : fallback;
 }
 
 // DeepSeek-V2 / V3 (their modeling_deepseek.py on the Hub): latent attention (q_a_proj,
@@ -73,21 +74,21 @@ std::int64_t width_or_zero(const Field& root, const char* key) {
 // transformers builds no such layer, and stepsim does not cost it.
 void read_deepseek(const Field& root, ModelSpec& m) {
   MlaSpec& a = m.mla;
-  a.q_lora_rank = width_or_zero(root, "q_lora_rank");
+  a.q_lora_rank = count_or(root, "q_lora_rank", 0);
   a.kv_lora_rank = count(root, {"kv_lora_rank"});
   a.qk_nope_head_dim = count(root, {"qk_nope_head_dim"});
   a.qk_rope_head_dim = count(root, {"qk_rope_head_dim"});
   a.v_head_dim = count(root, {"v_head_dim"});
   m.kv_heads = m.heads;
   m.head_dim = a.v_head_dim;
-  if (width_or_zero(root, "n_routed_experts") == 0) return;
+  if (count_or(root, "n_routed_experts", 0) == 0) return;
   if (auto freq = root.optional("moe_layer_freq"); freq && !freq->is_null() && freq->as_positive_int() != 1)
     freq->fail("expected moe_layer_freq 1 (experts in every layer after the dense ones); other layouts are not modelled yet");
   MoeSpec& moe = m.moe;
   moe.experts = static_cast<int>(count(root, {"n_routed_experts"}));
   moe.top_k = static_cast<int>(count(root, {"num_experts_per_tok"}));
   moe.expert_ffn = count(root, {"moe_intermediate_size"});
-  moe.shared_ffn = width_or_zero(root, "n_shared_experts") * moe.expert_ffn;
+  moe.shared_ffn = count_or(root, "n_shared_experts", 0) * moe.expert_ffn;
   if (auto dense = root.optional("first_k_dense_replace"); dense && !dense->is_null()) {
     const std::int64_t layers = dense->as_int();
     if (layers < 0 || layers >= m.layers)
@@ -152,18 +153,14 @@ void read_gemma3(const Field& root, const std::string& family, ModelSpec& m) {
   if (family == "gemma3")
     m.unmodelled.push_back(config::to_string(text.pos()) + ": only the language model (text_config) is costed; the "
                            "vision tower and its projector are not modelled");
-  auto width = [&](const char* key, std::int64_t fallback) {
-    auto f = text.optional(key);
-    return f && !f->is_null() ? f->as_positive_int() : fallback;
-  };
   m.hidden = count(text, {"hidden_size"});
   m.layers = static_cast<int>(count(text, {"num_hidden_layers"}));
   m.ffn_hidden = count(text, {"intermediate_size"});
-  m.heads = static_cast<int>(width("num_attention_heads", 8));
-  m.kv_heads = static_cast<int>(width("num_key_value_heads", 4));
-  m.head_dim = width("head_dim", 256);
-  m.vocab = width("vocab_size", 262208);
-  m.max_seq = width("max_position_embeddings", 131072);
+  m.heads = static_cast<int>(count_or(text, "num_attention_heads", 8));
+  m.kv_heads = static_cast<int>(count_or(text, "num_key_value_heads", 4));
+  m.head_dim = count_or(text, "head_dim", 256);
+  m.vocab = count_or(text, "vocab_size", 262208);
+  m.max_seq = count_or(text, "max_position_embeddings", 131072);
   m.activation = Activation::geglu;
   m.norm = Norm::rmsnorm;
   m.position = Position::rotary;
@@ -172,7 +169,7 @@ void read_gemma3(const Field& root, const std::string& family, ModelSpec& m) {
   m.qkv_bias = flag(text, "attention_bias", false);
   m.qk_norm = m.sandwich_norm = true;
   m.dropout = has_dropout(text, {"attention_dropout"});
-  m.attention_window = width("sliding_window", 4096);
+  m.attention_window = count_or(text, "sliding_window", 4096);
   m.global_attention_every = gemma3_global_every(text);
   warn_softcapping(text, m);
 }

@@ -77,14 +77,15 @@ I64 to_bytes(double v) { return static_cast<I64>(v); }
 
 // LayerNorm/RMSNorm: forward reads x, writes y; backward reads dy and x, writes dx (the weight
 // gradient is reduced in the same pass). Keeps its input (Korthikanti: 2sbh per norm).
-OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x) {
-  const double elements = static_cast<double>(x.norm_tokens * x.h);
-  OpCost op = memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e,
-                        to_bytes(elements * x.e));
-  op.params = norm_params(m);
+OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params) {
+  const double elements = static_cast<double>(x.norm_tokens * width);
+  OpCost op = memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e));
+  op.params = params;
   op.bwd_kernels = 2;
   return op;
 }
+
+OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x) { return norm_op(std::move(name), x, x.h, norm_params(m)); }
 
 // Residual add with hidden dropout (Megatron's fused bias-dropout-add). Keeps the 1-byte mask.
 OpCost dropout_add_op(std::string name, const Dims& x) {

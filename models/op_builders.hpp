@@ -42,6 +42,8 @@ OpCost memory_op(std::string name, double fwd, double bwd, I64 stored, int kerne
 I64 to_bytes(double v);
 /// LayerNorm / RMSNorm over the rank's norm_tokens × h.
 OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x);
+/// The same over norm_tokens × `width` with `params` weights (latent attention's latent norms).
+OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params);
 /// Residual add with hidden dropout.
 OpCost dropout_add_op(std::string name, const Dims& x);
 /// The attention block after the layer's input norm: the projections, q/k norms, rotary, the

@@ -56,12 +56,12 @@ void cost_layers(PlanInputs& in) {
     const std::int64_t window = models::attention_window(in.sc.model, l);
     layer_in.shape.attention_window = window < layer_in.shape.seq ? window : 0;
     layer_in.shape.dense_mlp = in.sc.model.moe.enabled() && !models::is_moe_layer(in.sc.model, l);
-    const auto same = std::find(shapes.begin(), shapes.end(), layer_in.shape);
-    if (same == shapes.end()) {
+    const auto kind = static_cast<std::size_t>(std::find(shapes.begin(), shapes.end(), layer_in.shape) - shapes.begin());
+    if (kind == shapes.size()) {
       shapes.push_back(layer_in.shape);
       in.layer_kinds.push_back(layer_cost(layer_in));
     }
-    in.kind_of_layer.push_back(static_cast<int>(std::find(shapes.begin(), shapes.end(), layer_in.shape) - shapes.begin()));
+    in.kind_of_layer.push_back(static_cast<int>(kind));
   }
 }
 
