@@ -26,6 +26,9 @@ struct GpuSpec {
   int sm_count = 0;                      ///< streaming multiprocessors, for wave quantization
   // Achievable-efficiency model (models/compute_time.* says how each is used):
   double matmul_efficiency = 0.8;        ///< best large-GEMM fraction of peak (MAMF / peak)
+  /// An FP8 GEMM's fraction of the FP8 peak over a 16-bit GEMM's fraction of its peak (FP8 kernels
+  /// halve the math time but not their scaling and epilogue work).
+  double fp8_matmul_ratio = 1.0;
   int matmul_tile_m = 128;               ///< output tile rows of the typical GEMM kernel
   int matmul_tile_n = 256;               ///< output tile columns
   double matmul_k_half = 256;            ///< inner dimension at which a GEMM reaches half its k-efficiency

@@ -12,7 +12,7 @@ using config::Field;
 
 std::string gpus_file() { return std::string(STEPSIM_DATA_DIR) + "/hardware/gpus.yaml"; }
 
-const std::vector<std::string> kModelKeys{"matmul_efficiency", "matmul_tile_m",    "matmul_tile_n",
+const std::vector<std::string> kModelKeys{"matmul_efficiency", "fp8_matmul_ratio", "matmul_tile_m",    "matmul_tile_n",
                                           "matmul_k_half",     "matmul_tile_half_intensity",
                                           "attention_efficiency", "attention_backward_efficiency",
                                           "cudnn_attention_efficiency", "cudnn_attention_backward_efficiency",
@@ -21,6 +21,7 @@ const std::vector<std::string> kModelKeys{"matmul_efficiency", "matmul_tile_m", 
 // A model parameter from the GPU entry, else from `defaults:`, else the struct default.
 void read_model_parameters(const Field& f, GpuSpec& g) {
   if (auto v = f.optional("matmul_efficiency")) g.matmul_efficiency = v->as_positive_double();
+  if (auto v = f.optional("fp8_matmul_ratio")) g.fp8_matmul_ratio = v->as_positive_double();
   if (auto v = f.optional("matmul_tile_m")) g.matmul_tile_m = static_cast<int>(v->as_positive_int());
   if (auto v = f.optional("matmul_tile_n")) g.matmul_tile_n = static_cast<int>(v->as_positive_int());
   if (auto v = f.optional("matmul_k_half")) g.matmul_k_half = v->as_positive_double();

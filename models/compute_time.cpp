@@ -55,7 +55,7 @@ double peak_flops(const hw::GpuSpec& gpu, hw::Dtype dtype) {
   return 0;
 }
 
-double gemm_efficiency(const GemmShape& g, const hw::GpuSpec& gpu) {
+double gemm_efficiency(const GemmShape& g, const hw::GpuSpec& gpu, hw::Dtype dtype) {
   if (g.batch <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0) return 1.0;
   const int sms = std::max(1, gpu.sm_count);
   const std::int64_t tm = std::max(1, gpu.matmul_tile_m), tn = std::max(1, gpu.matmul_tile_n);
@@ -72,11 +72,12 @@ double gemm_efficiency(const GemmShape& g, const hw::GpuSpec& gpu) {
         best = std::max(best, tile_rate(a, b, gpu.matmul_tile_half_intensity) / largest * shape(a, b));
   }
   const double k = static_cast<double>(g.k);
-  return gpu.matmul_efficiency * best * (k / (k + gpu.matmul_k_half));
+  const double fp8 = dtype == hw::Dtype::fp8 ? gpu.fp8_matmul_ratio : 1.0;
+  return gpu.matmul_efficiency * fp8 * best * (k / (k + gpu.matmul_k_half));
 }
 
 double gemm_seconds(const GemmShape& g, double bytes, const hw::GpuSpec& gpu, hw::Dtype dtype) {
-  return roofline(g.flops(), peak_flops(gpu, dtype) * gemm_efficiency(g, gpu), bytes, gpu);
+  return roofline(g.flops(), peak_flops(gpu, dtype) * gemm_efficiency(g, gpu, dtype), bytes, gpu);
 }
 
 OpTime time_op(const OpCost& op, const hw::GpuSpec& gpu, hw::Dtype dtype) {
@@ -87,11 +88,14 @@ OpTime time_op(const OpCost& op, const hw::GpuSpec& gpu, hw::Dtype dtype) {
   const int w_kernels = has_weight_phase ? 1 : 0;
   const int b_kernels = std::max(1, op.bwd_kernels - w_kernels);
   double fwd = 0, bwd_input = 0, bwd_weight = 0;
+  const hw::Dtype gemm_dtype = op.fp8 ? hw::Dtype::fp8 : dtype;
+  if (op.fp8 && peak_flops(gpu, gemm_dtype) <= 0)
+    throw std::invalid_argument("GPU " + gpu.name + " has no FP8 peak for the FP8 GEMM " + op.name);
   switch (op.kind) {
     case OpKind::matmul:
-      fwd = gemm_seconds(op.gemm, op.fwd_bytes, gpu, dtype);
-      bwd_input = gemm_seconds(grad_a(op.gemm), op.bwd_input_bytes, gpu, dtype);
-      bwd_weight = gemm_seconds(grad_b(op.gemm), op.bwd_weight_bytes, gpu, dtype);
+      fwd = gemm_seconds(op.gemm, op.fwd_bytes, gpu, gemm_dtype);
+      bwd_input = gemm_seconds(grad_a(op.gemm), op.bwd_input_bytes, gpu, gemm_dtype);
+      bwd_weight = gemm_seconds(grad_b(op.gemm), op.bwd_weight_bytes, gpu, gemm_dtype);
       break;
     case OpKind::batched_matmul:  // both operands are activations: both gradients are B
       fwd = gemm_seconds(op.gemm, op.fwd_bytes, gpu, dtype);

@@ -14,7 +14,8 @@
 // load more bytes per FLOP). Flash
 // attention runs at attention_efficiency of peak forward and attention_backward() backward,
 // cuDNN's fused attention at cudnn_attention_forward() / cudnn_attention_backward();
-// bandwidth-bound ops at memory_efficiency.
+// bandwidth-bound ops at memory_efficiency. An FP8 GEMM (OpCost::fp8) runs at the FP8 peak times
+// fp8_matmul_ratio · eff.
 // All parameters live in hw::GpuSpec, one set per GPU kind (never per model).
 // tests/models/compute_time_test.cpp fits the A100 set to Zero Bubble's profiled times.
 #pragma once
@@ -38,12 +39,14 @@ struct OpTime {
 
 /// Peak dense FLOP/s of `gpu` for `dtype`; 0 when the GPU has none.
 double peak_flops(const hw::GpuSpec& gpu, hw::Dtype dtype);
-/// Fraction of peak one GEMM of this shape reaches (the `eff` above), in (0, 1].
-double gemm_efficiency(const GemmShape& gemm, const hw::GpuSpec& gpu);
+/// Fraction of peak one GEMM of this shape reaches (the `eff` above), in (0, 1]; an FP8 GEMM's
+/// is fp8_matmul_ratio of it.
+double gemm_efficiency(const GemmShape& gemm, const hw::GpuSpec& gpu, hw::Dtype dtype = hw::Dtype::bf16);
 /// Seconds for a GEMM that moves `bytes` (roofline, no launch overhead).
 double gemm_seconds(const GemmShape& gemm, double bytes, const hw::GpuSpec& gpu, hw::Dtype dtype);
 
-/// Requires: peak_flops(gpu, dtype) > 0 and gpu.memory_bytes_per_s > 0.
+/// `dtype` is the 16-bit type everything but FP8 GEMMs (OpCost::fp8) runs in.
+/// Requires: peak_flops(gpu, dtype) > 0 (and of fp8 for an FP8 GEMM), gpu.memory_bytes_per_s > 0.
 OpTime time_op(const OpCost& op, const hw::GpuSpec& gpu, hw::Dtype dtype);
 
 /// Sums of time_op over a list of ops, picoseconds.

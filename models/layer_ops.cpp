@@ -96,7 +96,9 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
     }
     ops.front().activation_bytes = to_bytes(stored_norm_out);
   }
-  return with_host_calls(std::move(ops));
+  ops = with_host_calls(std::move(ops));
+  detail::apply_fp8(ops, x.e, shape.fp8);
+  return ops;
 }
 
 namespace {

@@ -29,6 +29,15 @@ namespace stepsim::models {
 enum class Recompute { none, selective, full };
 const char* to_string(Recompute r);
 
+/// FP8 training as NVIDIA Transformer Engine runs it (models/fp8_ops.cpp): the layers' linear
+/// GEMMs in FP8 with the scaling recipe named, everything else in 16-bit.
+enum class Fp8Recipe {
+  none,        ///< every GEMM in 16-bit
+  delayed,     ///< scales from an amax history, the amax taken inside the cast kernels
+  tensorwise,  ///< current scaling: an amax pass over each tensor before its cast
+};
+const char* to_string(Fp8Recipe r);
+
 enum class OpKind {
   matmul,           ///< a GEMM with weights: bwd_input (dX) and bwd_weight (dW)
   batched_matmul,   ///< a GEMM of two activations (attention scores/context): both grads are B
@@ -76,6 +85,9 @@ struct LayerShape {
   /// A MoE model's layer that keeps its dense MLP of width ffn_hidden (models::is_moe_layer false:
   /// DeepSeek's first layers).
   bool dense_mlp = false;
+  /// The layer's linear GEMMs (not the router, attention core, embedding or logits) in FP8, with
+  /// their input and gradient casts; none = all in 16-bit.
+  Fp8Recipe fp8 = Fp8Recipe::none;
 
   auto operator<=>(const LayerShape&) const = default;
 };
@@ -94,6 +106,8 @@ struct OpCost {
   std::int64_t params = 0;           ///< parameters this rank holds for the op
   bool recompute = false;            ///< forward re-runs before backward (recompute mode)
   bool expert = false;               ///< its parameters are routed experts' (split over EP)
+  bool fp8 = false;                  ///< a GEMM that runs at the FP8 rate (LayerShape::fp8)
+  bool fp8_cast = false;             ///< a cast or amax kernel of FP8 training
   int fwd_kernels = 1;               ///< kernel launches, for launch overhead
   int bwd_kernels = 1;               ///< B and W launches together
   /// Framework calls the host thread makes to issue the forward (torch ops, views, autograd

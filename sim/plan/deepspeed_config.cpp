@@ -154,10 +154,11 @@ class Reader {
     if (!enabled) return;
     const auto on = flag(*enabled);
     const Precision p = key == "fp16" ? Precision::fp16 : Precision::bf16;
-    if (on && *on && training_.precision != p)
-      enabled->fail("the scenario trains in " + std::string(to_string(training_.precision)) + "; expected training.precision: " +
+    const Precision trains = precision_of(training_, s_);
+    if (on && *on && trains != p)
+      enabled->fail("the scenario trains in " + std::string(to_string(trains)) + "; expected training.precision: " +
                     key + " for this config");
-    if (on && !*on && training_.precision == p)
+    if (on && !*on && trains == p)
       enabled->fail("the scenario trains in " + key + " but this config turns it off");
   }
 

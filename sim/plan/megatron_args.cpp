@@ -21,7 +21,7 @@ const std::set<std::string> kValued{
     "micro-batch-size", "global-batch-size", "seq-length", "max-position-embeddings", "num-layers", "hidden-size",
     "ffn-hidden-size", "num-attention-heads", "num-query-groups", "normalization", "position-embedding-type",
     "recompute-granularity", "recompute-method", "recompute-num-layers", "ddp-bucket-size", "transformer-impl",
-    "attention-backend", "fp8-format", "clip-grad", "optimizer", "kv-channels"};
+    "attention-backend", "fp8-format", "fp8-recipe", "clip-grad", "optimizer", "kv-channels"};
 const std::set<std::string> kSwitches{
     "sequence-parallel", "use-distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather", "tp-comm-overlap",
     "grad-reduce-in-bf16", "bf16", "fp16", "swiglu", "group-query-attention", "untie-embeddings-and-output-weights",
@@ -213,16 +213,31 @@ class MegatronArgsReader {
            "expected at least the sequence length " + std::to_string(training_.seq_len) + " (Megatron-LM asserts it), found " +
                text(at("max-position-embeddings")));
     const bool bf16 = has("bf16"), fp16 = has("fp16");
-    const std::string scenario = to_string(training_.precision);
-    if (bf16 && training_.precision != Precision::bf16 && training_.precision != Precision::fp8)
+    const Precision precision = precision_of(training_, s_);
+    const std::string scenario = to_string(precision);
+    if (bf16 && precision != Precision::bf16 && precision != Precision::fp8)
       fail(at("bf16").pos, "bf16", "the scenario trains in " + scenario + "; expected training.precision: bf16 for these arguments");
-    if (fp16 && training_.precision != Precision::fp16)
+    if (fp16 && precision != Precision::fp16)
       fail(at("fp16").pos, "fp16", "the scenario trains in " + scenario + "; expected training.precision: fp16 for these arguments");
     if (!bf16 && !fp16)
       throw config::ConfigError({script_file(), 0, 0}, "",
                                 "expected --bf16 or --fp16 (without either Megatron-LM trains in fp32, which stepsim does not "
                                 "simulate); the scenario trains in " + scenario);
-    if (has("fp8-format")) note(at("fp8-format"), "FP8 GEMMs are not modelled; costed at the scenario's precision");
+    // Megatron-LM's --fp8-format turns on Transformer Engine's FP8 GEMMs beside --bf16.
+    if (has("fp8-format") != (precision == Precision::fp8))
+      fail(has("fp8-format") ? at("fp8-format").pos : at(bf16 ? "bf16" : "fp16").pos, has("fp8-format") ? "fp8-format" : "bf16",
+           has("fp8-format") ? "the scenario trains in " + scenario + "; expected training.precision: fp8 for --fp8-format"
+                             : "the scenario trains in fp8; expected --fp8-format hybrid (Transformer Engine's FP8) beside --bf16");
+    if (has("fp8-format") && text(at("fp8-format")) != "hybrid" && text(at("fp8-format")) != "e4m3")
+      fail(at("fp8-format").value->pos(), "fp8-format", "expected hybrid or e4m3, found " + text(at("fp8-format")));
+    if (has("fp8-recipe")) {
+      const std::string recipe = text(at("fp8-recipe"));
+      if (recipe != "delayed" && recipe != "tensorwise")
+        fail(at("fp8-recipe").value->pos(), "fp8-recipe", "expected delayed or tensorwise (the recipes stepsim costs), found " + recipe);
+      if (recipe != models::to_string(fp8_recipe_of(training_, s_)))
+        fail(at("fp8-recipe").value->pos(), "fp8-recipe", "the scenario's FP8 recipe is " +
+             std::string(models::to_string(fp8_recipe_of(training_, s_))) + "; expected the same recipe here");
+    }
   }
 
   std::string script_file() const { return args_.empty() ? std::string() : args_.front().pos.file; }

@@ -33,6 +33,10 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   m.parameters = dense.params + expert.params;
   m.gradients = dense.grads + expert.grads;
   m.optimizer_states = dense.optimizer + expert.optimizer;
+  // FP8 training keeps each FP8 GEMM's weight in FP8 and transposed (1 + 1 bytes) beside the 16-bit
+  // one for the whole step (TE caches them over the microbatches); sharded parameters are cast as
+  // they are gathered and freed with them (not counted).
+  if (!b.in.st.shards_parameters()) m.fp8_weights = 2 * b.in.stage_fp8_params[stage];
   return m;
 }
 
@@ -45,7 +49,7 @@ void add(MemoryBreakdown& m, MemKind k, std::int64_t delta) {
 
 std::string dominant(const MemoryBreakdown& m) {
   std::vector<std::pair<std::int64_t, std::string>> parts{
-      {m.parameters, "parameters"},         {m.gradients, "gradients"},
+      {m.parameters, "parameters"},         {m.fp8_weights, "FP8 weight copies"}, {m.gradients, "gradients"},
       {m.optimizer_states, "optimizer states"}, {m.activations, "stored activations"},
       {m.gathered_parameters, "gathered ZeRO-3 parameters"}, {m.buffers, "recompute buffers"}};
   std::sort(parts.rbegin(), parts.rend());

@@ -108,6 +108,14 @@ void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
   executed *= static_cast<double>(b.in.grid.size()) / n;
   r.tflops_per_gpu = model_flops / step / gpus / 1e12;
   r.mfu = model_flops / (step * gpus * peak);
+  if (precision_of(b.in.sc.training, b.in.st) == Precision::fp8) {
+    r.mfu_fp8_peak = model_flops / (step * gpus * models::peak_flops(b.in.sc.cluster.gpu, hw::Dtype::fp8));
+    std::int64_t busiest = 0;
+    for (int stage = 0; stage < b.in.grid.pp(); ++stage)
+      busiest = std::max(busiest, b.in.schedule.microbatches * b.in.stage_fp8_cast_ps[static_cast<std::size_t>(stage)] +
+                                      fp8_weight_cast_ps(b.in, stage));
+    r.fp8_cast_s = static_cast<double>(busiest) * 1e-12;
+  }
   double recomputed = 0;
   for (double f : b.recompute_flops) recomputed += f;
   recomputed *= static_cast<double>(b.in.grid.size()) / n;

@@ -1,6 +1,7 @@
 #include "sim/plan/plan_inputs.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace stepsim::plan {
 namespace {
@@ -35,6 +36,8 @@ void split_layers(PlanInputs& in) {
   }
   in.stage_params.assign(in.grid.pp(), 0);
   in.stage_expert_params.assign(in.grid.pp(), 0);
+  in.stage_fp8_params.assign(in.grid.pp(), 0);
+  in.stage_fp8_cast_ps.assign(in.grid.pp(), 0);
   for (int u = 0; u < n; ++u) {
     const int first = in.first_layer_of_vstage[u], count = in.layers_of_vstage[u];
     std::int64_t p = in.sum_layers(first, count, &LayerCost::params);
@@ -44,6 +47,8 @@ void split_layers(PlanInputs& in) {
     }
     in.stage_params[u % in.grid.pp()] += p;
     in.stage_expert_params[u % in.grid.pp()] += in.sum_layers(first, count, &LayerCost::expert_params);
+    in.stage_fp8_params[u % in.grid.pp()] += in.sum_layers(first, count, &LayerCost::fp8_params);
+    in.stage_fp8_cast_ps[u % in.grid.pp()] += in.sum_layers(first, count, &LayerCost::fp8_cast_ps);
   }
 }
 
@@ -94,13 +99,22 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   in.tp_bytes = plan::tp_bytes(in.cost_in);
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
   const bool fp32_grads = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 &&
-                           sc.training.precision != Precision::fp16) ||
+                           precision_of(sc.training, st) != Precision::fp16) ||
                           (st.framework == Framework::fsdp && st.fsdp_reduce_fp32);
   in.grad_bytes = fp32_grads ? 4 : 2;
   in.shard_degree = st.fsdp_shard_degree > 0 ? st.fsdp_shard_degree : st.dp * st.cp;
   if (st.framework == Framework::megatron_core) in.passes_sync_device = st.pp > 1 && st.schedule != ScheduleKind::interleaved;
   split_layers(in);
   return in;
+}
+
+std::int64_t fp8_weight_cast_ps(const PlanInputs& in, int stage) {
+  const auto params = static_cast<double>(in.stage_fp8_params[static_cast<std::size_t>(stage)]);
+  if (params <= 0) return 0;
+  const auto& gpu = in.sc.cluster.gpu;
+  const double casts = in.st.shards_parameters() ? in.schedule.microbatches : 1;
+  const double bytes = casts * params * (in.cost_in.shape.bytes_per_element + 2);
+  return static_cast<std::int64_t>(std::ceil(bytes / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12));
 }
 
 }  // namespace stepsim::plan

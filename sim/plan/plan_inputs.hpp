@@ -49,6 +49,9 @@ struct PlanInputs {
   /// [stage] of stage_params, the routed experts' (E/ep per MoE layer): their gradients are
   /// reduced, and their optimizer states sharded, over the dp/ep ranks holding the same experts.
   std::vector<std::int64_t> stage_expert_params{};
+  /// [stage] of stage_params, those of GEMMs that run in FP8 (0 unless precision fp8), and the
+  /// time of the stage's FP8 cast and amax kernels per microbatch.
+  std::vector<std::int64_t> stage_fp8_params{}, stage_fp8_cast_ps{};
 
   const LayerCost& layer(int global_layer) const {
     return layer_kinds[static_cast<std::size_t>(kind_of_layer[static_cast<std::size_t>(global_layer)])];
@@ -64,5 +67,10 @@ struct PlanInputs {
 
 /// Checks the strategy (check_strategy's ConfigError) and works out everything above.
 PlanInputs make_inputs(const Scenario& sc, const Strategy& st, const SimOptions& opt);
+/// Time one rank of `stage` spends per step casting its FP8 GEMMs' weights: read 16-bit, write
+/// the FP8 copy and its transpose (e + 2 bytes per parameter), once per step where Transformer
+/// Engine caches them over the microbatches (TE's is_first_microbatch), once per microbatch where
+/// the parameters are sharded and gathered for each forward. 0 without FP8.
+std::int64_t fp8_weight_cast_ps(const PlanInputs& in, int stage);
 
 }  // namespace stepsim::plan

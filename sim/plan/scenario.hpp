@@ -26,14 +26,13 @@
 
 namespace stepsim::plan {
 
-enum class Precision { bf16, fp16, fp8 };
-const char* to_string(Precision p);
-hw::Dtype dtype_of(Precision p);
 
 struct Training {
   std::int64_t seq_len = 2048;          ///< tokens per sequence s
   std::int64_t global_batch = 0;        ///< sequences per optimizer step
   Precision precision = Precision::bf16;
+  /// How FP8 training scales its tensors (precision fp8 only; none otherwise).
+  models::Fp8Recipe fp8_recipe = models::Fp8Recipe::none;
   std::optional<double> tokens;         ///< total training tokens, for time/cost estimates
   double price_per_gpu_hour = 0;        ///< USD; 0 = use the GPU spec's price if any
   config::SourcePos global_batch_pos;   ///< for "not divisible" errors
@@ -86,5 +85,10 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy);
 
 /// Microbatches per step per pipeline: m = global_batch / (micro_batch · dp).
 int microbatches(const Scenario& scenario, const Strategy& strategy);
+
+/// The precision a strategy trains in: its own, else the scenario's training.precision.
+Precision precision_of(const Training& training, const Strategy& strategy);
+/// Its FP8 scaling recipe: none unless it trains in fp8; its own, else the scenario's, else delayed.
+models::Fp8Recipe fp8_recipe_of(const Training& training, const Strategy& strategy);
 
 }  // namespace stepsim::plan

@@ -22,8 +22,17 @@ namespace {
 
 using config::Field;
 
+Precision read_precision(const Field& f) {
+  const std::string s = f.as_choice({"bf16", "fp16", "fp8"});
+  return s == "bf16" ? Precision::bf16 : s == "fp16" ? Precision::fp16 : Precision::fp8;
+}
+
+models::Fp8Recipe read_fp8_recipe(const Field& f) {
+  return f.as_choice({"delayed", "tensorwise"}) == "delayed" ? models::Fp8Recipe::delayed : models::Fp8Recipe::tensorwise;
+}
+
 Training read_training(const Field& f) {
-  f.check_keys({"seq_len", "global_batch", "precision", "tokens", "price_per_gpu_hour"});
+  f.check_keys({"seq_len", "global_batch", "precision", "fp8_recipe", "tokens", "price_per_gpu_hour"});
   Training t;
   const Field seq = f.required("seq_len");
   t.seq_len = seq.as_positive_int();
@@ -31,9 +40,12 @@ Training read_training(const Field& f) {
   Field batch = f.required("global_batch");
   t.global_batch = batch.as_positive_int();
   t.global_batch_pos = batch.pos();
-  if (auto p = f.optional("precision")) {
-    const std::string s = p->as_choice({"bf16", "fp16", "fp8"});
-    t.precision = s == "bf16" ? Precision::bf16 : s == "fp16" ? Precision::fp16 : Precision::fp8;
+  if (auto p = f.optional("precision")) t.precision = read_precision(*p);
+  if (t.precision == Precision::fp8) t.fp8_recipe = models::Fp8Recipe::delayed;
+  if (auto r = f.optional("fp8_recipe")) {
+    if (t.precision != Precision::fp8)
+      r->fail("an FP8 scaling recipe needs precision: fp8, found precision: " + std::string(to_string(t.precision)));
+    t.fp8_recipe = read_fp8_recipe(*r);
   }
   if (auto tokens = f.optional("tokens")) t.tokens = tokens->as_count();
   if (auto price = f.optional("price_per_gpu_hour")) t.price_per_gpu_hour = price->as_positive_double();
@@ -42,11 +54,16 @@ Training read_training(const Field& f) {
 
 // A precision the GPU has no tensor-core rate for (bf16 on V100, fp8 on A100) would time every
 // GEMM at 0 FLOP/s: refuse it where it is written, or at `training` when it is the default.
+// FP8 training needs both the FP8 rate (its GEMMs) and bf16 (everything else).
+bool has_precision(const hw::GpuSpec& gpu, Precision p) {
+  return gpu.peak.of(dtype_of(p)) > 0 && (p != Precision::fp8 || gpu.peak.of(hw::Dtype::fp8) > 0);
+}
+
 void check_precision(const hw::GpuSpec& gpu, Precision p, const Field& training) {
-  if (gpu.peak.of(dtype_of(p)) > 0) return;
+  if (has_precision(gpu, p)) return;
   std::string has;
   for (Precision other : {Precision::bf16, Precision::fp16, Precision::fp8})
-    if (gpu.peak.of(dtype_of(other)) > 0) has += std::string(has.empty() ? "" : " or ") + to_string(other);
+    if (has_precision(gpu, other)) has += std::string(has.empty() ? "" : " or ") + to_string(other);
   const std::string message = gpu.name + " has no " + to_string(p) + " tensor cores; expected precision " + has;
   if (auto f = training.optional("precision")) f->fail(message);
   training.fail(message + " (bf16 is the default: set training.precision)");
@@ -85,7 +102,8 @@ Strategy read_strategy(const Field& f, int index) {
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fsdp_sharding",
-                "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep"});
+                "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
+                "precision", "fp8_recipe"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -124,6 +142,8 @@ Strategy read_strategy(const Field& f, int index) {
     s.dp_bucket_params = 0;
     s.dp_bucket_from_dp = false;
   }
+  if (auto x = f.optional("precision")) { s.precision = read_precision(*x); s.where.precision = x->pos(); }
+  if (auto x = f.optional("fp8_recipe")) s.fp8_recipe = read_fp8_recipe(*x);
   if (auto x = f.optional("dp_overlap")) s.dp_overlap = x->as_bool();
   if (auto x = f.optional("tp_overlap")) s.tp_overlap = x->as_bool();
   if (auto x = f.optional("zero_prefetch")) s.zero_prefetch = read_int(*x, 0, 1024);
@@ -281,6 +301,10 @@ Scenario read_scenario(const config::YamlDocument& doc) {
   if (items.empty() && !sweep) list->fail("expected at least one strategy, found an empty list");
   for (std::size_t i = 0; i < items.size(); ++i) {
     s.strategies.push_back(read_strategy(items[i], static_cast<int>(i)));
+    if (s.strategies.back().precision) check_precision(s.cluster.gpu, *s.strategies.back().precision, items[i]);
+    if (auto r = items[i].optional("fp8_recipe"); r && precision_of(s.training, s.strategies.back()) != Precision::fp8)
+      r->fail("an FP8 scaling recipe needs precision: fp8, found precision: " +
+              std::string(to_string(precision_of(s.training, s.strategies.back()))));
     if (auto ds = items[i].optional("deepspeed_config")) read_deepspeed_config(items[i], *ds, s, s.strategies.back());
     if (auto ma = items[i].optional("megatron_args")) read_megatron_args(items[i], *ma, s, s.strategies.back());
     if (auto tt = items[i].optional("torchtitan_config")) read_torchtitan_config(items[i], *tt, s, s.strategies.back());
@@ -308,7 +332,7 @@ hw::Dtype dtype_of(Precision p) {
   switch (p) {
     case Precision::bf16: return hw::Dtype::bf16;
     case Precision::fp16: return hw::Dtype::fp16;
-    case Precision::fp8: return hw::Dtype::fp8;
+    case Precision::fp8: return hw::Dtype::bf16;
   }
   return hw::Dtype::bf16;
 }

@@ -227,6 +227,8 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
     c.params += op.params;
     if (op.expert) c.expert_params += op.params;
     if (op.params > 0) c.op_params.push_back(op.params);
+    if (op.fp8) c.fp8_params += op.params;
+    if (op.fp8_cast) c.fp8_cast_ps += times.back().fwd_ps + times.back().bwd_ps();
     c.fwd_flops += op.fwd_flops;
     c.bwd_flops += op.bwd_input_flops + op.bwd_weight_flops;
     if (op.recompute) c.recompute_flops += op.fwd_flops;
@@ -251,7 +253,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   CostInputs in;
   in.model = &sc.model;
   in.gpu = &sc.cluster.gpu;
-  in.dtype = dtype_of(sc.training.precision);
+  in.dtype = dtype_of(precision_of(sc.training, s));
   in.shape.micro_batch = s.micro_batch;
   in.shape.seq = sc.training.seq_len;
   in.shape.tp = s.tp;
@@ -261,6 +263,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.sequence_parallel = s.sequence_parallel && s.tp > 1;
   in.shape.recompute = s.recompute;
   in.shape.flash_attention = s.flash_attention;
+  in.shape.fp8 = fp8_recipe_of(sc.training, s);
   // TransformerEngine, which Megatron-Core runs by default, prefers cuDNN's fused attention on
   // Hopper and later ("Disabling FlashAttention to give FusedAttention preference on Hopper+":
   // transformer_engine/pytorch/attention get_attention_backend); the GPU's figures say where.

@@ -58,8 +58,9 @@ struct MemorySample {
 struct MemoryBreakdown {
   std::int64_t parameters = 0, gradients = 0, optimizer_states = 0;
   std::int64_t activations = 0, gathered_parameters = 0, buffers = 0, reserve = 0;
+  std::int64_t fp8_weights = 0;  ///< Transformer Engine's FP8 weight copies and their transposes
   std::int64_t total() const {
-    return parameters + gradients + optimizer_states + activations + gathered_parameters + buffers;
+    return parameters + fp8_weights + gradients + optimizer_states + activations + gathered_parameters + buffers;
   }
 };
 
@@ -97,6 +98,12 @@ struct StepResult {
   double tflops_per_gpu = 0;         ///< model FLOPs (MFU basis) per GPU per second / 1e12
   double mfu = 0;                    ///< model FLOPs / (time · GPUs · peak)
   double hfu = 0;                    ///< executed FLOPs incl. recompute / (time · GPUs · peak)
+  /// FP8 training only (else 0): MFU against the FP8 peak, as NVIDIA's benchmark tables state it
+  /// (mfu is against the bf16 peak, so FP8 and bf16 runs compare on one scale).
+  double mfu_fp8_peak = 0;
+  /// FP8 training only: the busiest rank's FP8 cast and amax kernels per step, the weights' casts
+  /// included (part of its compute time).
+  double fp8_cast_s = 0;
   double bubble_fraction = 0;        ///< pipeline idle share of the step
   ExposedComm exposed_comm_s;
   double sync_stall_s = 0;           ///< time ranks waited in collectives for slower peers

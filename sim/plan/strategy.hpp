@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/gpu_spec.hpp"
 #include "models/layer_ops.hpp"
 #include "sim/config/config_error.hpp"
 
@@ -29,6 +30,11 @@ enum class Framework { generic, deepspeed, megatron_core, fsdp };
 enum class FsdpPrefetch { backward_pre, backward_post, none };
 /// The recompute modes are models/'s (Korthikanti et al.): one enum for both layers.
 using Recompute = models::Recompute;
+/// fp8: Transformer Engine's FP8 training, the layers' linear GEMMs in FP8 and the rest in bf16.
+enum class Precision { bf16, fp16, fp8 };
+const char* to_string(Precision p);
+/// The 16-bit dtype the step's work runs in (bf16 under fp8 training: FP8 GEMMs aside).
+hw::Dtype dtype_of(Precision p);
 
 const char* to_string(ScheduleKind s);  ///< "gpipe", "1f1b", "interleaved", "zb-h1"
 const char* to_string(Framework f);     ///< "generic", "deepspeed", "megatron-core", "fsdp"
@@ -43,7 +49,7 @@ std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
   config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
-      tp_comm_overlap, overlap_param_gather;
+      tp_comm_overlap, overlap_param_gather, precision;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -133,6 +139,10 @@ struct Strategy {
   /// FlashAttention (Dao 2023) for the attention core; false = Megatron-LM's 2022 path (batched
   /// GEMMs + fused softmax), as in Korthikanti et al. 2022's measurements.
   bool flash_attention = true;
+  /// The strategy's own training precision and FP8 recipe, to compare them in one scenario;
+  /// nullopt = the scenario's training.precision / training.fp8_recipe (precision_of in scenario.hpp).
+  std::optional<Precision> precision;
+  std::optional<models::Fp8Recipe> fp8_recipe;
   StrategyPositions where;            ///< positions for errors; empty for strategies built in code
 
   /// ZeRO stage in effect: Megatron's distributed optimizer counts as stage 1.

@@ -215,6 +215,16 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   return s;
 }
 
+Precision precision_of(const Training& training, const Strategy& strategy) {
+  return strategy.precision.value_or(training.precision);
+}
+
+models::Fp8Recipe fp8_recipe_of(const Training& training, const Strategy& strategy) {
+  if (precision_of(training, strategy) != Precision::fp8) return models::Fp8Recipe::none;
+  if (strategy.fp8_recipe) return *strategy.fp8_recipe;
+  return training.fp8_recipe != models::Fp8Recipe::none ? training.fp8_recipe : models::Fp8Recipe::delayed;
+}
+
 int microbatches(const Scenario& scenario, const Strategy& strategy) {
   const int dp = strategy.dp > 0 ? strategy.dp : scenario.cluster.gpu_count() / (strategy.tp * strategy.pp * strategy.cp);
   return static_cast<int>(scenario.training.global_batch / (static_cast<std::int64_t>(strategy.micro_batch) * dp));

@@ -221,8 +221,10 @@ void build_gradient_sync(Build& b, int stage) {
   const std::int64_t shard = zero >= 1 ? (dense_params + shards - 1) / shards + (expert_params + expert_shards - 1) / expert_shards
                                        : b.in.stage_params[stage];
   const auto& gpu = b.in.sc.cluster.gpu;
+  // FP8 training casts the updated weights once per step (plan_inputs.hpp), on the same stream.
   const std::int64_t ps = static_cast<std::int64_t>(
-      std::ceil(shard * kAdamBytesPerParam / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12));
+      std::ceil(shard * kAdamBytesPerParam / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12)) +
+      fp8_weight_cast_ps(b.in, stage);
   std::vector<core::TaskId> optimizer(b.global_of.size());
   for (const auto& locals : dp_groups_of_stage(b, stage))
     for (int r : locals) {

@@ -217,11 +217,11 @@ class TorchtitanReader {
       fail(*n, "training.seq_len", "expected " + std::to_string(training_.seq_len) + " (the scenario's training.seq_len), found " +
                                        describe(*n));
     const std::string param = text("training", "mixed_precision_param", "bfloat16");
-    if (param != "bfloat16" || training_.precision == Precision::fp16) {
+    if (param != "bfloat16" || precision_of(training_, s_) == Precision::fp16) {
       const toml::node* n = at("training", "mixed_precision_param");
       throw config::ConfigError(n ? pos_of(*n) : SourcePos{path_, 0, 0}, "training.mixed_precision_param",
                                 "this config trains in " + param + " (torchtitan's default is bfloat16); the scenario's "
-                                "training.precision is " + std::string(to_string(training_.precision)));
+                                "training.precision is " + std::string(to_string(precision_of(training_, s_))));
     }
     if (const auto* n = at("training", "max_norm"); n && n->value<double>().value_or(0) > 0)
       note(*n, "training.max_norm", "the gradient norm's pass over every gradient is not costed");

@@ -48,7 +48,7 @@ struct MetricRow {
   const char* label;
   Cell cell;
   /// Shown only when some plan has this dimension (EP, CP).
-  enum class Only { always, expert_parallel, context_parallel } only = Only::always;
+  enum class Only { always, expert_parallel, context_parallel, fp8 } only = Only::always;
 };
 
 const std::vector<MetricRow>& metric_rows() {
@@ -61,6 +61,10 @@ const std::vector<MetricRow>& metric_rows() {
       {"model FLOP/s per GPU", [](const plan::StepResult& r) { return fixed(r.tflops_per_gpu, 1) + " TFLOP/s"; }},
       {"MFU", [](const plan::StepResult& r) { return percent(r.mfu); }},
       {"HFU", [](const plan::StepResult& r) { return percent(r.hfu); }},
+      {"MFU of the FP8 peak", [](const plan::StepResult& r) { return r.mfu_fp8_peak > 0 ? percent(r.mfu_fp8_peak) : "-"; },
+       MetricRow::Only::fp8},
+      {"FP8 casts and amax", [](const plan::StepResult& r) { return r.mfu_fp8_peak > 0 ? time_and_share(r.fp8_cast_s, r) : "-"; },
+       MetricRow::Only::fp8},
       {"pipeline bubble", [](const plan::StepResult& r) { return percent(r.bubble_fraction); }},
       {"exposed TP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.tp, r); }},
       {"exposed PP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.pp, r); }},
@@ -94,8 +98,10 @@ std::string format_comparison(const std::vector<plan::StepResult>& results, cons
   TextTable table(header, align);
   const bool any_ep = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.ep > 1; });
   const bool any_cp = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.cp > 1; });
+  const bool any_fp8 = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.mfu_fp8_peak > 0; });
   for (const auto& row : metric_rows()) {
-    if ((row.only == MetricRow::Only::expert_parallel && !any_ep) || (row.only == MetricRow::Only::context_parallel && !any_cp))
+    if ((row.only == MetricRow::Only::expert_parallel && !any_ep) || (row.only == MetricRow::Only::context_parallel && !any_cp) ||
+        (row.only == MetricRow::Only::fp8 && !any_fp8))
       continue;
     std::vector<std::string> cells{row.label};
     for (const auto& r : results) cells.push_back(row.cell(r));

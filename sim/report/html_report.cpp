@@ -113,6 +113,7 @@ void memory_bars(std::ostringstream& out, const std::vector<plan::StepResult>& r
     const auto& r = results[i];
     const auto& m = r.memory_at_peak;
     const std::vector<Part> kinds{{"parameters", static_cast<double>(m.parameters)},
+                                  {"FP8 weight copies", static_cast<double>(m.fp8_weights)},
                                   {"gradients", static_cast<double>(m.gradients)},
                                   {"optimizer states", static_cast<double>(m.optimizer_states)},
                                   {"activations", static_cast<double>(m.activations)},

@@ -11,7 +11,7 @@ void write_memory(JsonWriter& w, const plan::MemoryBreakdown& m) {
   w.begin_object().key("parameters").value(m.parameters).key("gradients").value(m.gradients);
   w.key("optimizer_states").value(m.optimizer_states).key("activations").value(m.activations);
   w.key("gathered_parameters").value(m.gathered_parameters).key("buffers").value(m.buffers);
-  w.key("reserve").value(m.reserve).end_object();
+  w.key("fp8_weights").value(m.fp8_weights).key("reserve").value(m.reserve).end_object();
 }
 
 double read_number(const Field& f) {
@@ -28,6 +28,7 @@ plan::MemoryBreakdown read_memory(const Field& f) {
   m.gathered_parameters = f.required("gathered_parameters").as_int();
   m.buffers = f.required("buffers").as_int();
   m.reserve = f.required("reserve").as_int();
+  if (auto fp8 = f.optional("fp8_weights")) m.fp8_weights = fp8->as_int();  // absent in files from before FP8
   return m;
 }
 
@@ -42,6 +43,7 @@ void write_result_fields(JsonWriter& w, const plan::StepResult& r) {
   w.key("step_time_s").value(r.step_time_s).key("tokens_per_s").value(r.tokens_per_s);
   w.key("tflops_per_gpu").value(r.tflops_per_gpu).key("mfu").value(r.mfu).key("hfu").value(r.hfu);
   w.key("bubble_fraction").value(r.bubble_fraction);
+  w.key("mfu_fp8_peak").value(r.mfu_fp8_peak).key("fp8_cast_s").value(r.fp8_cast_s);
   w.key("exposed_comm_s").begin_object().key("tp").value(r.exposed_comm_s.tp).key("pp").value(r.exposed_comm_s.pp);
   w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).key("ep").value(r.exposed_comm_s.ep);
   w.key("cp").value(r.exposed_comm_s.cp).end_object();
@@ -76,6 +78,8 @@ plan::StepResult read_result_fields(const Field& f) {
   r.mfu = read_number(f.required("mfu"));
   r.hfu = read_number(f.required("hfu"));
   r.bubble_fraction = read_number(f.required("bubble_fraction"));
+  if (f.has("mfu_fp8_peak")) r.mfu_fp8_peak = read_number(f.required("mfu_fp8_peak"));  // written since FP8
+  if (f.has("fp8_cast_s")) r.fp8_cast_s = read_number(f.required("fp8_cast_s"));
   const Field exposed = f.required("exposed_comm_s");
   r.exposed_comm_s = {read_number(exposed.required("tp")), read_number(exposed.required("pp")),
                       read_number(exposed.required("dp")), read_number(exposed.required("zero")),

@@ -52,7 +52,7 @@ std::string where_time_goes(const StepResult& r) {
   }
   if (n == 0) text = "; loses under 1 % to bubbles, exposed communication and stalls";
   const auto& m = r.memory_at_peak;
-  const std::int64_t states = m.parameters + m.gradients + m.optimizer_states;
+  const std::int64_t states = m.parameters + m.fp8_weights + m.gradients + m.optimizer_states;
   return "computes " + percent(std::max(0.0, 1 - lost)) + " of its step" + text + ". Memory at peak: " +
          report::fixed(gib(states), 1) + " GiB model states, " + report::fixed(gib(m.activations), 1) +
          " GiB activations, " + report::fixed(gib(m.gathered_parameters + m.buffers), 1) + " GiB buffers";
