@@ -28,7 +28,7 @@ const std::set<std::string> kSwitches{
     "use-flash-attn", "recompute-activations", "no-overlap-p2p-communication", "disable-bias-linear",
     "overlap-param-gather-with-optimizer-step", "overlap-p2p-communication-warmup-flush", "defer-embedding-wgrad-compute",
     "tp-comm-overlap-rs-dgrad", "accumulate-allreduce-grads-in-fp32", "no-gradient-accumulation-fusion",
-    "use-cpu-initialization"};
+    "use-cpu-initialization", "fp8-param-gather"};
 // Read and left: they change no step's time (data, tokenizer, logging, checkpoints, the learning
 // rate and its schedule, initialisation, dropout rates, evaluation) or are the launcher's own.
 const std::set<std::string> kNoEffect{
@@ -73,6 +73,7 @@ class MegatronArgsReader {
     s_.overlap_param_gather = has("overlap-param-gather");
     s_.tp_comm_overlap = has("tp-comm-overlap");
     s_.grad_reduce_in_bf16 = has("grad-reduce-in-bf16");
+    s_.fp8_param_gather = has("fp8-param-gather");
     s_.sequence_parallel = has("sequence-parallel");
     if (has("overlap-param-gather")) s_.where.overlap_param_gather = at("overlap-param-gather").pos;
     if (has("tp-comm-overlap")) s_.where.tp_comm_overlap = at("tp-comm-overlap").pos;
@@ -230,6 +231,8 @@ class MegatronArgsReader {
                              : "the scenario trains in fp8; expected --fp8-format hybrid (Transformer Engine's FP8) beside --bf16");
     if (has("fp8-format") && text(at("fp8-format")) != "hybrid" && text(at("fp8-format")) != "e4m3")
       fail(at("fp8-format").value->pos(), "fp8-format", "expected hybrid or e4m3, found " + text(at("fp8-format")));
+    if (has("fp8-param-gather") && !has("fp8-format"))
+      fail(at("fp8-param-gather").pos, "fp8-param-gather", "FP8 parameters need --fp8-format (FP8 training)");
     if (has("fp8-recipe")) {
       const std::string recipe = text(at("fp8-recipe"));
       if (recipe != "delayed" && recipe != "tensorwise")
@@ -370,7 +373,7 @@ const std::vector<std::string>& megatron_args_sets() {
   static const std::vector<std::string> keys{
       "tp",          "pp",          "v",           "schedule",          "micro_batch",     "sequence_parallel",
       "recompute",   "dp_overlap",  "dp_bucket_size", "flash_attention", "distributed_optimizer", "tp_comm_overlap",
-      "overlap_param_gather", "grad_reduce_in_bf16", "zero_stage"};
+      "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "zero_stage"};
   return keys;
 }
 

@@ -36,7 +36,12 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   // FP8 training keeps each FP8 GEMM's weight in FP8 and transposed (1 + 1 bytes) beside the 16-bit
   // one for the whole step (TE caches them over the microbatches); sharded parameters are cast as
   // they are gathered and freed with them (not counted).
-  if (!b.in.st.shards_parameters()) m.fp8_weights = 2 * b.in.stage_fp8_params[stage];
+  // FP8 parameters (fp8_param_gather) are those copies: 1 byte each instead of 2, plus the transpose.
+  if (!b.in.st.shards_parameters()) {
+    const std::int64_t fp8 = b.in.stage_fp8_params[stage];
+    m.fp8_weights = b.in.st.fp8_param_gather ? fp8 : 2 * fp8;
+    if (b.in.st.fp8_param_gather) m.parameters -= fp8;
+  }
   return m;
 }
 

@@ -113,7 +113,10 @@ std::int64_t fp8_weight_cast_ps(const PlanInputs& in, int stage) {
   if (params <= 0) return 0;
   const auto& gpu = in.sc.cluster.gpu;
   const double casts = in.st.shards_parameters() ? in.schedule.microbatches : 1;
-  const double bytes = casts * params * (in.cost_in.shape.bytes_per_element + 2);
+  // FP8 parameters (fp8_param_gather) come out of the optimizer in FP8 already (its 16-bit write
+  // becomes a 1-byte one): only the transpose remains, 1 + 1 bytes.
+  const double per_param = in.st.fp8_param_gather ? 2 : in.cost_in.shape.bytes_per_element + 2;
+  const double bytes = casts * params * per_param;
   return static_cast<std::int64_t>(std::ceil(bytes / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12));
 }
 

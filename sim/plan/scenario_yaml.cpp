@@ -101,7 +101,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
-                "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fsdp_sharding",
+                "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
                 "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
                 "precision", "fp8_recipe"});
   Strategy s;
@@ -164,7 +164,7 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("zero3_persistence_threshold")) s.zero3_persistence_threshold = read_int64(*x, 0, kElements);
   if (auto x = f.optional("zero3_max_reuse_distance")) s.zero3_max_reuse_distance = read_int64(*x, 0, kElements);
   if (auto x = f.optional("zero3_blocking_gathers")) s.zero3_blocking_gathers = x->as_bool();
-  for (const char* key : {"tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "moe_deepep"})
+  for (const char* key : {"tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "moe_deepep", "fp8_param_gather"})
     if (auto x = f.optional(key); x && s.framework != Framework::megatron_core)
       x->fail(std::string(key) + " is Megatron-Core's: it needs framework: megatron-core in this strategy");
   if (auto x = f.optional("tp_comm_overlap")) { s.tp_comm_overlap = x->as_bool(); s.where.tp_comm_overlap = x->pos(); }
@@ -173,6 +173,7 @@ Strategy read_strategy(const Field& f, int index) {
     s.where.overlap_param_gather = x->pos();
   }
   if (auto x = f.optional("grad_reduce_in_bf16")) s.grad_reduce_in_bf16 = x->as_bool();
+  if (auto x = f.optional("fp8_param_gather")) s.fp8_param_gather = x->as_bool();
   if (auto x = f.optional("moe_deepep")) { s.moe_deepep = x->as_bool(); s.where.moe_deepep = x->pos(); }
   for (const char* key : {"fsdp_sharding", "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync"})
     if (auto x = f.optional(key); x && s.framework != Framework::fsdp)
@@ -302,9 +303,10 @@ Scenario read_scenario(const config::YamlDocument& doc) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     s.strategies.push_back(read_strategy(items[i], static_cast<int>(i)));
     if (s.strategies.back().precision) check_precision(s.cluster.gpu, *s.strategies.back().precision, items[i]);
-    if (auto r = items[i].optional("fp8_recipe"); r && precision_of(s.training, s.strategies.back()) != Precision::fp8)
-      r->fail("an FP8 scaling recipe needs precision: fp8, found precision: " +
-              std::string(to_string(precision_of(s.training, s.strategies.back()))));
+    const std::string trains = to_string(precision_of(s.training, s.strategies.back()));
+    for (const auto& [key, what] : {std::pair{"fp8_recipe", "an FP8 scaling recipe needs"}, std::pair{"fp8_param_gather", "FP8 parameters need"}})
+      if (auto r = items[i].optional(key); r && trains != "fp8")
+        r->fail(std::string(what) + " precision: fp8, found precision: " + trains);
     if (auto ds = items[i].optional("deepspeed_config")) read_deepspeed_config(items[i], *ds, s, s.strategies.back());
     if (auto ma = items[i].optional("megatron_args")) read_megatron_args(items[i], *ma, s, s.strategies.back());
     if (auto tt = items[i].optional("torchtitan_config")) read_torchtitan_config(items[i], *tt, s, s.strategies.back());

@@ -123,6 +123,10 @@ struct Strategy {
   /// Megatron-LM reduces a bf16 model's gradients in fp32 (arguments.py forces
   /// accumulate_allreduce_grads_in_fp32 under --bf16); --grad-reduce-in-bf16 keeps them 16-bit.
   bool grad_reduce_in_bf16 = false;
+  /// Megatron-Core --fp8-param-gather (TE's fp8_model_init; NeMo's fp8_params): FP8 training keeps
+  /// the FP8 GEMMs' weights in FP8 only (no 16-bit copy; the optimizer's fp32 master stays), and
+  /// the distributed optimizer all-gathers them in FP8.
+  bool fp8_param_gather = false;
   /// FSDP's HYBRID_SHARD: parameters, gradients and optimizer state sharded over this many
   /// consecutive DP ranks and replicated across the groups (gradients all-reduced over the
   /// replicas). 0 = all of dp (FULL_SHARD); −1 = the DP ranks of one server, resolved by

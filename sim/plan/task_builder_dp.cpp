@@ -35,9 +35,15 @@ struct Bucket {
 };
 
 // What one collective over a bucket carries: gradients at grad_bytes per element, the updated
-// parameters at 2 B.
-std::int64_t bucket_bytes(const Build& b, const Bucket& bucket, comm::Op op) {
-  return bucket.params * (op == comm::Op::all_gather ? 2 : b.in.grad_bytes);
+// parameters at 2 B — those of FP8 GEMMs at 1 B with FP8 parameters, taken at the stage's share
+// (a bucket holds whole layers, whose share is the stage's but for its norms and embedding).
+std::int64_t bucket_bytes(const Build& b, const Bucket& bucket, comm::Op op, int stage) {
+  if (op != comm::Op::all_gather) return bucket.params * b.in.grad_bytes;
+  const auto s = static_cast<std::size_t>(stage);
+  const double fp8_share = b.in.st.fp8_param_gather && b.in.stage_params[s] > 0
+                               ? static_cast<double>(b.in.stage_fp8_params[s]) / static_cast<double>(b.in.stage_params[s])
+                               : 0.0;
+  return static_cast<std::int64_t>(std::ceil(static_cast<double>(bucket.params) * (2 - fp8_share)));
 }
 
 // Buckets completed by the same layer start together and run back to back on the DP stream, so
@@ -142,7 +148,7 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
         streams.push_back(b.rec.stream(r, Slot::dp));
         if (auto delay = launch_latencies(b, r, bucket.count - 1)) b.rec.depend(trigger(r, bucket), *delay);
       }
-      const std::int64_t bytes = bucket_bytes(b, bucket, op);
+      const std::int64_t bytes = bucket_bytes(b, bucket, op, stage);
       auto members = b.collectives.add(CommClass::dp, op, group, bytes, streams, stage);
       b.rec.record_members(members, locals, CommClass::dp, op, bytes, -1, -1, 0, Slot::dp);
       for (std::size_t k = 0; k < locals.size(); ++k) b.rec.depend(trigger(locals[k], bucket), members[k]);
@@ -167,7 +173,7 @@ void overlapped_param_gathers(Build& b, int stage, const std::vector<Bucket>& bu
     for (auto it = buckets.rbegin(); it != buckets.rend(); ++it) {
       std::vector<core::StreamId> streams;
       for (int r : locals) streams.push_back(b.rec.stream(r, Slot::zero));
-      const std::int64_t bytes = bucket_bytes(b, *it, comm::Op::all_gather);
+      const std::int64_t bytes = bucket_bytes(b, *it, comm::Op::all_gather, stage);
       members_of.push_back(b.collectives.add(CommClass::dp, comm::Op::all_gather, group, bytes, streams, stage));
       b.rec.record_members(members_of.back(), locals, CommClass::dp, comm::Op::all_gather, bytes, -1, -1, 0, Slot::zero);
     }

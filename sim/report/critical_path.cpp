@@ -148,7 +148,11 @@ std::string format_critical_path(const CriticalPath& path, const plan::StepResul
   for (const auto& c : path.by_category)
     table.add_row({c.label, milliseconds(static_cast<double>(c.ps) * 1e-12, 2), percent(static_cast<double>(c.ps) / total)});
   table.add_row({"total", milliseconds(static_cast<double>(path.total_ps) * 1e-12, 2), percent(path.total_ps > 0 ? 1.0 : 0.0)});
-  return out + table.render();
+  out += table.render();
+  if (result.fp8_cast_s > 0)
+    out += "FP8 casts and amax (in forward, backward and the optimizer step above): " + milliseconds(result.fp8_cast_s, 2) +
+           " per step on the busiest rank, " + percent(result.fp8_cast_s / std::max(result.step_time_s, 1e-12)) + " of its step\n";
+  return out;
 }
 
 }  // namespace stepsim::report

@@ -63,6 +63,22 @@ TEST_CASE("a strategy's own precision: FP8 beside bf16 in one scenario, faster a
   CHECK(bf16.fp8_cast_s == 0);
 }
 
+TEST_CASE("FP8 parameters (fp8_param_gather): 1 byte each plus the transpose, no 16-bit copy") {
+  const auto sc = plan_test::scenario(on_h100(
+      "  - {name: copies, dp: 8, framework: megatron-core}\n"
+      "  - {name: params, dp: 8, framework: megatron-core, fp8_param_gather: true}\n", ", precision: fp8"));
+  const StepResult copies = simulate(sc, sc.strategies[0]);
+  const StepResult params = simulate(sc, sc.strategies[1]);
+  const double h = 4096, f = 4 * h;
+  const double fp8_params = 4 * (4 * h * h + 2 * h * f + (sc.model.linear_bias ? 5 * h + f : 0));
+  CHECK(static_cast<double>(copies.memory_at_peak.fp8_weights) == doctest::Approx(2 * fp8_params));
+  CHECK(static_cast<double>(params.memory_at_peak.fp8_weights) == doctest::Approx(fp8_params));
+  CHECK(static_cast<double>(copies.memory_at_peak.parameters - params.memory_at_peak.parameters) == doctest::Approx(fp8_params));
+  CHECK(params.peak_memory_bytes < copies.peak_memory_bytes);
+  CHECK(error_of(on_h100("  - {name: s, dp: 8, framework: megatron-core, fp8_param_gather: true}\n")).find(
+            "strategies[0].fp8_param_gather: FP8 parameters need precision: fp8, found precision: bf16") != std::string::npos);
+}
+
 TEST_CASE("current (tensorwise) scaling reads every cast tensor once more: slower than delayed") {
   const auto sc = plan_test::scenario(
       on_h100("  - {name: d, dp: 8}\n  - {name: t, dp: 8, fp8_recipe: tensorwise}\n", ", precision: fp8"));
@@ -95,6 +111,8 @@ TEST_CASE("Megatron-LM's --fp8-format and --fp8-recipe agree with the strategy's
     return s;
   };
   CHECK(apply("--bf16 --fp8-format hybrid --fp8-recipe delayed").unmodelled.empty());
+  CHECK(apply("--bf16 --fp8-format hybrid --fp8-param-gather").fp8_param_gather);
+  CHECK_FALSE(apply("--bf16 --fp8-format hybrid").fp8_param_gather);
   CHECK_THROWS_WITH(apply("--bf16"), doctest::Contains("args.sh:1:1: --bf16: the scenario trains in fp8; expected --fp8-format hybrid"));
   CHECK_THROWS_WITH(apply("--bf16 --fp8-format hybrid --fp8-recipe mxfp8"),
                     doctest::Contains("--fp8-recipe: expected delayed or tensorwise"));
