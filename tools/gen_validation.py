@@ -13,6 +13,7 @@ OUT = os.path.join(ROOT, 'scenarios', 'validation')
 SC21_TABLE2_CSV = os.path.join(OUT, 'sources', 'sc21_table2.csv')
 DGXC_CSV = os.path.join(OUT, 'sources', 'dgxc_h100_bf16.csv')
 MOE_CSV = os.path.join(OUT, 'sources', 'moe_h100_bf16.csv')
+DGXC_FP8_CSV = os.path.join(OUT, 'sources', 'dgxc_h100_fp8.csv')
 
 # Tolerance per row, as the issue states the target: max |error| <= 15 % per source.
 TOLERANCE = 0.15
@@ -139,26 +140,48 @@ NEMOTRON4 = {
 }
 
 
+# Llama 3.1 as the recipes name it: the Llama 3 presets (3.1 changes the RoPE scaling and the
+# context, not the shapes, Llama 3.1 model card).
+LLAMA31 = {'llama3.1-8b': 'llama-3-8b', 'llama3.1-70b': 'llama-3-70b', 'llama3.1-405b': 'llama-3-405b'}
+TITLES = {'gpt3-175b': 'GPT-3 175B', 'nemotron4-15b': 'Nemotron-4 15B', 'nemotron4-340b': 'Nemotron-4 340B',
+          'llama3.1-8b': 'Llama 3.1 8B', 'llama3.1-70b': 'Llama 3.1 70B', 'llama3.1-405b': 'Llama 3.1 405B'}
+
+
 def dgxc(r):
     """A row of NVIDIA's DGX Cloud benchmarking recipes (sources/README.md): NeMo on Megatron-Core,
-    DGX H100, BF16, the parallel sizes each table states; Megatron-Core as those recipes run it."""
+    DGX H100, the parallel sizes each table states; Megatron-Core as those recipes run it. FP8
+    rows (dgxc_h100_fp8.csv) run Transformer Engine's delayed scaling with FP8 parameters, as the
+    recipes configure it."""
     gpus, tp, pp, vp = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['vp'])
-    strategy = {'name': 'recipe', 'tp': tp, 'pp': pp, 'dp': gpus // (tp * pp), 'micro_batch': r['micro_batch'],
+    cp = int(r.get('cp') or 1)
+    precision = r.get('precision') or 'bf16'
+    strategy = {'name': 'recipe', 'tp': tp, 'pp': pp, 'dp': gpus // (tp * pp * cp), 'micro_batch': r['micro_batch'],
                 'schedule': 'interleaved' if vp > 1 else '1f1b', 'sequence_parallel': 'true' if tp > 1 else 'false',
                 'recompute': 'none', 'framework': 'megatron-core'}
     if vp > 1:
         strategy['v'] = vp
-    model = r['model'] if r['model'] == 'gpt3-175b' else NEMOTRON4[r['model']]
-    title = {'gpt3-175b': 'GPT-3 175B', 'nemotron4-15b': 'Nemotron-4 15B', 'nemotron4-340b': 'Nemotron-4 340B'}[r['model']]
+    if cp > 1:
+        strategy['cp'] = cp
+    if r.get('fp8_params') == 'true':
+        strategy['fp8_param_gather'] = 'true'
+    model = r['model'] if r['model'] == 'gpt3-175b' else LLAMA31.get(r['model']) or NEMOTRON4[r['model']]
+    title = TITLES[r['model']]
     version = 'unlabelled' if r['version'].startswith('not stated') else r['version']
-    name = f"DGXC {title} NeMo {version} tp{tp} pp{pp} on {gpus} H100"
+    layout = f"tp{tp} pp{pp}" + (f" cp{cp}" if cp > 1 else '')
+    fp8_file = 'precision' in r
+    name = f"DGXC {title} NeMo {version} " + (f"{precision.upper()} " if fp8_file else '') + f"{layout} on {gpus} H100"
     row = {'model': title, 'num_gpus': gpus, 'gpu': 'H100 80GB SXM (DGX H100)',
            'source': f"NVIDIA DGX Cloud Benchmarking, {r['source_location']}, table '{r['table']}'",
-           'notes': f"NeMo {r['version']}; BF16; global batch {r['global_batch']}, micro-batch {r['micro_batch']}"}
+           'notes': f"NeMo {r['version']}; {precision.upper()}; global batch {r['global_batch']}, micro-batch {r['micro_batch']}"}
+    # The FP8 tables, and the BF16 tables printed beside them that the BF16 source lacks (Llama 3.1
+    # with context parallelism; Nemotron-4 340B's VP-12 run), form a source of their own.
+    note = ('NVIDIA DGX Cloud benchmarks (NeMo, H100 FP8)' if precision == 'fp8' else
+            'NVIDIA DGX Cloud benchmarks (NeMo, H100 BF16 beside FP8)' if fp8_file else
+            'NVIDIA DGX Cloud benchmarks (NeMo, H100 BF16)')
     text = scenario(name, row, '{preset: dgx-h100, nodes: %d}' % (gpus // 8), model,
-                    {'seq_len': r['seq_len'], 'global_batch': r['global_batch'], 'precision': 'bf16'}, strategy,
-                    'step_time_s', r['measured_step_s'], 'NVIDIA DGX Cloud benchmarks (NeMo, H100 BF16)',
-                    origin='scenarios/validation/sources/dgxc_h100_bf16.csv')
+                    {'seq_len': r['seq_len'], 'global_batch': r['global_batch'], 'precision': precision}, strategy,
+                    'step_time_s', r['measured_step_s'], note,
+                    origin='scenarios/validation/sources/' + ('dgxc_h100_fp8.csv' if fp8_file else 'dgxc_h100_bf16.csv'))
     return 'dgxc-' + slug(name), text
 
 
@@ -327,7 +350,8 @@ def main():
             out.write(scenario(name, r, hardware, model, training, strategy, metric, measured, note))
         written += 1
     for r in (list(csv.DictReader(open(VTRAIN_CSV))) + list(csv.DictReader(open(SC21_TABLE2_CSV))) +
-              list(csv.DictReader(open(DGXC_CSV))) + list(csv.DictReader(open(MOE_CSV)))):
+              list(csv.DictReader(open(DGXC_CSV))) + list(csv.DictReader(open(MOE_CSV))) +
+              list(csv.DictReader(open(DGXC_FP8_CSV)))):
         base, text = (sc21_table2(r) if 'scheme' in r else moe(r) if 'etp' in r else dgxc(r) if 'version' in r
                       else vtrain(r))
         while base in names:

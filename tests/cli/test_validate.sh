@@ -22,6 +22,7 @@ expect_stdout_contains '"source":"MosaicML llm-foundry benchmarks (A100 80GB)"' 
 expect_stdout_contains '"source":"vTrain single-node sweep (MICRO 2024)"' "vTrain rows present"
 expect_stdout_contains '"source":"NVIDIA DGX Cloud benchmarks (NeMo, H100 BF16)"' "DGX Cloud rows present"
 expect_stdout_contains '"source":"MoE on DGX H100 (Megatron-Core, BF16)"' "MoE rows present"
+expect_stdout_contains '"source":"NVIDIA DGX Cloud benchmarks (NeMo, H100 FP8)"' "FP8 rows present"
 expect_stdout_contains '{"source":"vTrain single-node sweep (MICRO 2024)","groups":36,' "vTrain plan ranking"
 expect_stdout_contains '{"source":"Narayanan et al. SC'"'"'21 Table 2","groups":6,' "SC'21 Table 2 plan ranking"
 expect_stdout_contains '"group":"GPT h1024 L16 gb 16 on 8 GPUs"' "rows carry their group"
@@ -49,11 +50,17 @@ done <<< "$sources"
 ptdp_within=$(printf '%s' "$out" | grep -o '{"name":"SC21 Table 2 [^}]*PTD-P[^}]*"within":true' | wc -l)
 checks=$((checks + 1))
 [ "$ptdp_within" -eq 6 ] || fail "$ptdp_within of SC'21 Table 2's 6 PTD-P rows are within their tolerance"
-# Megatron-Core as NVIDIA's recipes run it (its overlaps, cuDNN attention, no per-pass sync):
-# every one of the 41 DGX Cloud rows within its 15 %.
-dgxc_within=$(printf '%s' "$out" | grep -o '{"name":"DGXC [^}]*"within":true' | wc -l)
+# Megatron-Core as NVIDIA's recipes run it (its overlaps, cuDNN attention, no per-pass sync), in
+# BF16 and FP8: every DGX Cloud row within its 15 % but one, GPT-3 175B FP8 on 1,024 H100 in the
+# 24.11 table, whose 6.72 s sits between 6.44 s on 512 and 6.24 s on 2,048 GPUs of the same table
+# (one last-step timing each; the 24.12 table of the same recipe prints 5.82 s there).
+dgxc_outside=$(printf '%s' "$out" | grep -o '{"name":"DGXC [^}]*"within":false' | grep -o '"name":"[^"]*"' | tr '\n' ' ')
 checks=$((checks + 1))
-[ "$dgxc_within" -eq 41 ] || fail "$dgxc_within of the 41 DGX Cloud rows are within their tolerance"
+[ "$dgxc_outside" = '"name":"DGXC GPT-3 175B NeMo 24.11 FP8 tp4 pp8 on 1024 H100" ' ] ||
+  fail "DGX Cloud rows outside their tolerance: $dgxc_outside"
+dgxc_rows=$(printf '%s' "$out" | grep -o '{"name":"DGXC ' | wc -l)
+checks=$((checks + 1))
+[ "$dgxc_rows" -eq 176 ] || fail "$dgxc_rows DGX Cloud rows, expected the 41 BF16 and 135 FP8-table ones"
 
 # DeepSpeed ZeRO-3 at a fixed global batch: throughput per GPU falls as the GPUs grow, as measured
 # (the per-GPU compute halves, the serialized parameter all-gathers do not shrink).
