@@ -24,6 +24,10 @@ struct GpuSpec {
   std::int64_t memory_bytes = 0;         ///< HBM/GDDR capacity
   double memory_bytes_per_s = 0;         ///< peak memory bandwidth
   int sm_count = 0;                      ///< streaming multiprocessors, for wave quantization
+  /// FP8 tensor cores take only the TN layout (Hopper, Ada), so FP8 training keeps transposed
+  /// FP8 copies of each GEMM input and weight; Blackwell's take any layout (Transformer Engine
+  /// makes no transposes there).
+  bool fp8_transposes = true;
   // Achievable-efficiency model (models/compute_time.* says how each is used):
   double matmul_efficiency = 0.8;        ///< best large-GEMM fraction of peak (MAMF / peak)
   /// An FP8 GEMM's fraction of the FP8 peak over a 16-bit GEMM's fraction of its peak (FP8 kernels

@@ -53,7 +53,7 @@ PeakFlops read_peak(const Field& f, PeakFlops p = {}) {
 
 std::vector<std::string> gpu_keys(std::initializer_list<const char*> extra) {
   std::vector<std::string> keys{"name", "aliases", "peak", "memory", "memory_bandwidth", "sm_count",
-                                "nvlink", "pcie", "fitted_to"};
+                                "nvlink", "pcie", "fitted_to", "fp8_transposes"};
   keys.insert(keys.end(), kModelKeys.begin(), kModelKeys.end());
   keys.insert(keys.end(), extra.begin(), extra.end());
   return keys;
@@ -79,6 +79,7 @@ void read_figures(const Field& f, GpuSpec& g, bool complete) {
     g.pcie_bytes_per_s = pcie->required("bandwidth").as_bandwidth();
   }
   if (auto v = f.optional("fitted_to")) g.fitted_to = v->as_string();
+  if (auto v = f.optional("fp8_transposes")) g.fp8_transposes = v->as_bool();
   read_model_parameters(f, g);
 }
 

@@ -5,7 +5,8 @@
 // attention core, norms, activations, the router, the embedding and Megatron's output layer,
 // which is not a TE module.
 //
-// Each FP8 GEMM adds two bandwidth-bound kernels:
+// Each FP8 GEMM adds two bandwidth-bound kernels (the transposes only where the GPU's FP8 tensor
+// cores need the TN layout: Hopper and Ada, not Blackwell, hw::GpuSpec::fp8_transposes):
 // - before it, the cast of its 16-bit input to FP8 together with the transpose the weight
 //   gradient needs (Hopper's FP8 tensor cores take only the TN layout, so TE's cast_transpose
 //   writes both): reads e bytes and writes 1 + 1 per element. Where TE fuses the norm before the
@@ -59,8 +60,9 @@ OpCost cast_op(std::string name, double fwd_bytes, double bwd_bytes, int kernels
 
 }  // namespace
 
-void apply_fp8(std::vector<OpCost>& ops, double e, Fp8Recipe recipe) {
+void apply_fp8(std::vector<OpCost>& ops, double e, Fp8Recipe recipe, bool transposes) {
   if (recipe == Fp8Recipe::none) return;
+  const double t = transposes ? 1 : 0;  // the transposed copy's byte per element
   const bool amax_pass = recipe == Fp8Recipe::tensorwise;
   const int kernels = amax_pass ? 2 : 1;
   std::vector<OpCost> out;
@@ -74,8 +76,8 @@ void apply_fp8(std::vector<OpCost>& ops, double e, Fp8Recipe recipe) {
     const double input = static_cast<double>(g.batch * g.m) * static_cast<double>(g.k);
     const double output = static_cast<double>(g.batch * g.m) * static_cast<double>(g.n);
     const double amax_in = amax_pass ? e * input : 0, amax_out = amax_pass ? e * output : 0;
-    const double cast_in = (after_fused_norm(op.name) ? 2 : e + 2) * input + amax_in;
-    out.push_back(cast_op(op.name + "_fp8_cast", cast_in, 0, kernels, op.recompute));
+    const double cast_in = (after_fused_norm(op.name) ? 2 * t : e + 1 + t) * input + amax_in;
+    if (cast_in > 0) out.push_back(cast_op(op.name + "_fp8_cast", cast_in, 0, kernels, op.recompute));
     const std::string grad_cast = op.name + "_grad_fp8_cast";
     // The GEMMs read FP8 operands (1 byte each) and write 16-bit results.
     const double weights = static_cast<double>(g.batch * g.k) * static_cast<double>(g.n);
@@ -85,7 +87,7 @@ void apply_fp8(std::vector<OpCost>& ops, double e, Fp8Recipe recipe) {
     op.fp8 = true;
     op.activation_bytes = to_bytes(static_cast<double>(op.activation_bytes) / e);
     out.push_back(std::move(op));
-    out.push_back(cast_op(grad_cast, 0, (e + 2) * output + amax_out, kernels, false));
+    out.push_back(cast_op(grad_cast, 0, (e + 1 + t) * output + amax_out, kernels, false));
   }
   ops = std::move(out);
 }

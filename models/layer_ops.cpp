@@ -97,7 +97,7 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
     ops.front().activation_bytes = to_bytes(stored_norm_out);
   }
   ops = with_host_calls(std::move(ops));
-  detail::apply_fp8(ops, x.e, shape.fp8);
+  detail::apply_fp8(ops, x.e, shape.fp8, shape.fp8_transposes);
   return ops;
 }
 

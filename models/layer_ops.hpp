@@ -88,6 +88,8 @@ struct LayerShape {
   /// The layer's linear GEMMs (not the router, attention core, embedding or logits) in FP8, with
   /// their input and gradient casts; none = all in 16-bit.
   Fp8Recipe fp8 = Fp8Recipe::none;
+  /// FP8 GEMMs need transposed FP8 copies of their inputs (hw::GpuSpec::fp8_transposes).
+  bool fp8_transposes = true;
 
   auto operator<=>(const LayerShape&) const = default;
 };

@@ -51,6 +51,6 @@ OpCost dropout_add_op(std::string name, const Dims& x);
 void add_attention(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const LayerShape& shape);
 /// Under FP8 training, marks the layer's linear GEMMs FP8 and puts each one's input cast before
 /// it and its output gradient's cast after it (fp8_ops.cpp); `e` is the 16-bit element size.
-void apply_fp8(std::vector<OpCost>& ops, double e, Fp8Recipe recipe);
+void apply_fp8(std::vector<OpCost>& ops, double e, Fp8Recipe recipe, bool transposes);
 
 }  // namespace stepsim::models::detail

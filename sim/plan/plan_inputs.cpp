@@ -113,9 +113,12 @@ std::int64_t fp8_weight_cast_ps(const PlanInputs& in, int stage) {
   if (params <= 0) return 0;
   const auto& gpu = in.sc.cluster.gpu;
   const double casts = in.st.shards_parameters() ? in.schedule.microbatches : 1;
-  // FP8 parameters (fp8_param_gather) come out of the optimizer in FP8 already (its 16-bit write
-  // becomes a 1-byte one): only the transpose remains, 1 + 1 bytes.
-  const double per_param = in.st.fp8_param_gather ? 2 : in.cost_in.shape.bytes_per_element + 2;
+  // Read the 16-bit weight, write its FP8 copy (e + 1 bytes) and, where the GPU needs it, the
+  // transpose (1 more). FP8 parameters (fp8_param_gather) come out of the optimizer in FP8 already
+  // (its 16-bit write becomes a 1-byte one): only the transpose remains, read 1 and write 1.
+  const bool transposes = in.cost_in.shape.fp8_transposes;
+  const double per_param = in.st.fp8_param_gather ? (transposes ? 2 : 0)
+                                                  : in.cost_in.shape.bytes_per_element + 1 + (transposes ? 1 : 0);
   const double bytes = casts * params * per_param;
   return static_cast<std::int64_t>(std::ceil(bytes / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12));
 }

@@ -68,8 +68,8 @@ struct PlanInputs {
 /// Checks the strategy (check_strategy's ConfigError) and works out everything above.
 PlanInputs make_inputs(const Scenario& sc, const Strategy& st, const SimOptions& opt);
 /// Time one rank of `stage` spends per step casting its FP8 GEMMs' weights: read 16-bit, write
-/// the FP8 copy and its transpose (e + 2 bytes per parameter; the transpose alone, 2, with FP8
-/// parameters), once per step where Transformer
+/// the FP8 copy and its transpose where the GPU needs one (e + 2 bytes per parameter; the
+/// transpose alone, 2, with FP8 parameters), once per step where Transformer
 /// Engine caches them over the microbatches (TE's is_first_microbatch), once per microbatch where
 /// the parameters are sharded and gathered for each forward. 0 without FP8.
 std::int64_t fp8_weight_cast_ps(const PlanInputs& in, int stage);

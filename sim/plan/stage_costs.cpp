@@ -264,6 +264,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.recompute = s.recompute;
   in.shape.flash_attention = s.flash_attention;
   in.shape.fp8 = fp8_recipe_of(sc.training, s);
+  in.shape.fp8_transposes = sc.cluster.gpu.fp8_transposes;
   // TransformerEngine, which Megatron-Core runs by default, prefers cuDNN's fused attention on
   // Hopper and later ("Disabling FlashAttention to give FusedAttention preference on Hopper+":
   // transformer_engine/pytorch/attention get_attention_backend); the GPU's figures say where.

@@ -17,7 +17,7 @@ expect_stdout_contains "GPU0  X     PIX   SYS   SYS" "4 A100 PCIe over two socke
 
 run_stepsim topo show dgx-a10
 expect_status 2 "unknown preset"
-expect_stderr "unknown hardware preset 'dgx-a10'; did you mean 'dgx-a100'? (presets: a100-pcie, dgx-2, dgx-a100, dgx-b200, dgx-h100, h100-pcie-nvlink, hgx-h200, rtx3090-nvlink, rtx4090, rtx5090; or give a path to a hardware YAML file)" "unknown preset message"
+expect_stderr "unknown hardware preset 'dgx-a10'; did you mean 'dgx-a100'? (presets: a100-pcie, dgx-2, dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, h100-pcie-nvlink, hgx-h20, hgx-h200, l40s-pcie, rtx3090-nvlink, rtx4090, rtx5090, rtx6000ada-pcie; or give a path to a hardware YAML file)" "unknown preset message"
 
 run_stepsim topo import "$data/topo_8x_pcie_two_sockets_written.txt" --gpu A100-PCIE-80GB -o "$WORK_DIR/box.yaml"
 expect_status 0 "topo import to a file"
@@ -33,7 +33,7 @@ expect_stderr "$WORK_DIR/bad.txt:3:6: GPU1 to GPU0 is PXB, but GPU0 to GPU1 is P
 
 run_stepsim topo import "$data/topo_dgx_h100_written.txt" --gpu h10
 expect_status 2 "an unknown GPU"
-expect_stderr "gpu: unknown GPU 'h10'; did you mean 'h100'? (known GPUs: V100-SXM2-16GB, V100-SXM2-32GB, A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-5090, RTX-3090, B200-SXM-180GB, MI300X)" "unknown GPU message"
+expect_stderr "gpu: unknown GPU 'h10'; did you mean 'h100'? (known GPUs: V100-SXM2-16GB, V100-SXM2-32GB, A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-5090, RTX-3090, B200-SXM-180GB, GB200, H20, RTX-6000-Ada, MI300X)" "unknown GPU message"
 
 run_stepsim topo frob
 expect_status 2 "an unknown subcommand"

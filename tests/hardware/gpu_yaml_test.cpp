@@ -13,7 +13,7 @@ constexpr std::int64_t kGiB = 1LL << 30;
 
 TEST_CASE("every GPU in gpus.yaml reads in full, with memory, bandwidth, SMs and PCIe") {
   const auto all = load_all_gpu_specs();
-  CHECK(all.size() == 17);
+  CHECK(all.size() == 20);
   for (const auto& g : all) {
     CAPTURE(g.name);
     CHECK(g.peak.fp16 > 0);
@@ -44,12 +44,36 @@ TEST_CASE("B200 and MI300X: the datasheet figures gpus.yaml cites, dense") {
   CHECK(b200.memory_bytes_per_s == doctest::Approx(7700 * kG));
   CHECK(b200.nvlink_links == 18);
   CHECK(b200.nvlink_bytes_per_s == doctest::Approx(900 * kG));
-  CHECK(b200.fitted_to.empty());
+  // Blackwell's matmul efficiency: MAMF 1745 / 2250 times Hopper's fitted share of its own MAMF,
+  // 0.64 / (794.5 / 989); FP8 in any layout.
+  CHECK(b200.matmul_efficiency == doctest::Approx(1745.0 / 2250 * 0.64 / (794.5 / 989)).epsilon(0.002));
+  CHECK_FALSE(b200.fp8_transposes);
+  CHECK_FALSE(b200.fitted_to.empty());
   const GpuSpec mi300x = load_gpu_spec("mi300x");
   CHECK(mi300x.peak.bf16 == doctest::Approx(1307.4 * kT));  // [MI300]
   CHECK(mi300x.memory_bytes == 192'000'000'000);
   CHECK(mi300x.memory_bytes_per_s == doctest::Approx(5300 * kG));
   CHECK(mi300x.nvlink_bytes_per_s == doctest::Approx(7 * 64 * kG));
+}
+
+TEST_CASE("GB200, H20 and RTX 6000 Ada: their cited figures, dense") {
+  const GpuSpec gb200 = load_gpu_spec("gb200");
+  CHECK(gb200.peak.bf16 == doctest::Approx(2500 * kT));  // [GB] 5 PFLOPS sparse / 2
+  CHECK(gb200.peak.fp8 == doctest::Approx(5000 * kT));
+  CHECK(gb200.memory_bytes == 186'000'000'000);
+  CHECK(gb200.memory_bytes_per_s == doctest::Approx(8000 * kG));
+  CHECK_FALSE(gb200.fp8_transposes);
+  const GpuSpec h20 = load_gpu_spec("h20");
+  CHECK(h20.peak.bf16 == doctest::Approx(148 * kT));
+  CHECK(h20.peak.fp8 == doctest::Approx(296 * kT));
+  CHECK(h20.memory_bytes == 97871LL << 20);  // nvidia-smi's MiB
+  CHECK(h20.sm_count == 78);
+  CHECK(h20.fp8_transposes);
+  const GpuSpec ada = load_gpu_spec("rtx6000ada");
+  CHECK(ada.peak.fp8 == doctest::Approx(1457.0 / 2 * kT));  // datasheet's sparse FP8 / 2
+  CHECK(ada.peak.bf16 == doctest::Approx(1457.0 / 4 * kT));
+  CHECK(ada.nvlink_links == 0);
+  CHECK(ada.fitted_to.empty());
 }
 
 TEST_CASE("A100 SXM 80GB: README 9 figures and the MAMF efficiency") {
@@ -92,7 +116,7 @@ TEST_CASE("an unknown GPU names the closest and lists them all") {
                     "unknown GPU 'A100-SXM4-80G'; did you mean 'A100-SXM4-80GB'? (known GPUs: V100-SXM2-16GB, "
                     "V100-SXM2-32GB, A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, "
                     "H100-SXM5-80GB, H100-PCIE-80GB, H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-5090, "
-                    "RTX-3090, B200-SXM-180GB, MI300X)");
+                    "RTX-3090, B200-SXM-180GB, GB200, H20, RTX-6000-Ada, MI300X)");
 }
 
 }  // namespace

@@ -71,6 +71,17 @@ TEST_CASE("FP8 cast bytes: cast_transpose of each input (the transpose alone aft
   CHECK(op_named(tw, "out_proj_fp8_cast").fwd_kernels == 2);
 }
 
+TEST_CASE("without the TN-only layout (Blackwell) a cast writes no transpose, and a fused norm needs no cast") {
+  const ModelSpec m = load_model("llama-3-8b");
+  const double T = kB * kS, e = 2;
+  const auto ops = layer_ops(m, {.micro_batch = 1, .seq = 4096, .fp8 = Fp8Recipe::delayed, .fp8_transposes = false});
+  CHECK_FALSE(has_op(ops, "qkv_fp8_cast"));
+  CHECK_FALSE(has_op(ops, "mlp_up_fp8_cast"));
+  CHECK(op_named(ops, "out_proj_fp8_cast").fwd_bytes == doctest::Approx((e + 1) * T * kH));
+  CHECK(op_named(ops, "mlp_down_grad_fp8_cast").bwd_input_bytes == doctest::Approx((e + 1) * T * kH));
+  CHECK(op_named(ops, "qkv").fp8);
+}
+
 TEST_CASE("FP8 GEMMs keep their inputs for the weight gradient in 1 byte, and read FP8 operands") {
   const ModelSpec m = load_model("llama-3-8b");
   const auto bf16 = layer_ops(m, {.micro_batch = 1, .seq = 4096, .tp = 2, .sequence_parallel = true});

@@ -61,6 +61,18 @@ TEST_CASE("dgx-b200: 8-GPU all-reduce bus bandwidth within 10 % of the published
   CHECK(row.busbw_gbps == doctest::Approx(830.0).epsilon(0.10));
 }
 
+TEST_CASE("gb200-nvl72: all-reduce bus bandwidth within 10 % of the published figures in the NVLink domain") {
+  // hardware/presets/gb200-nvl72.yaml [AZ]: NCCL 2.25.1 Ring on the 4 GPUs of one tray, 679.61
+  // GB/s at 8 GB; [MN]: 8 GPUs of two trays, 811 GB/s (algorithm and size not stated, so the tuner's
+  // choice at the largest size nccl-tests' default sweep reaches).
+  const auto cluster = hw::load_cluster("gb200-nvl72");
+  const hw::Router router(cluster);
+  CHECK(simulate_size(router, Op::all_reduce, first_gpus(4), 8LL << 30, Algorithm::ring).busbw_gbps ==
+        doctest::Approx(679.61).epsilon(0.10));
+  CHECK(simulate_size(router, Op::all_reduce, first_gpus(8), 8LL << 30, Algorithm::automatic).busbw_gbps ==
+        doctest::Approx(811.0).epsilon(0.10));
+}
+
 TEST_CASE("DP traffic on a NIC does not slow TP on NVLink: they share no link") {
   // Max-min gives each flow its own bottleneck when routes are disjoint: a TP all-reduce over
   // server 0's NVLink and a send 0->8 through the NICs end as they would alone.
