@@ -14,6 +14,7 @@ SC21_TABLE2_CSV = os.path.join(OUT, 'sources', 'sc21_table2.csv')
 DGXC_CSV = os.path.join(OUT, 'sources', 'dgxc_h100_bf16.csv')
 MOE_CSV = os.path.join(OUT, 'sources', 'moe_h100_bf16.csv')
 DGXC_FP8_CSV = os.path.join(OUT, 'sources', 'dgxc_h100_fp8.csv')
+DGXC_GB200_CSV = os.path.join(OUT, 'sources', 'dgxc_gb200.csv')
 
 # Tolerance per row, as the issue states the target: max |error| <= 15 % per source.
 TOLERANCE = 0.15
@@ -147,11 +148,11 @@ TITLES = {'gpt3-175b': 'GPT-3 175B', 'nemotron4-15b': 'Nemotron-4 15B', 'nemotro
           'llama3.1-8b': 'Llama 3.1 8B', 'llama3.1-70b': 'Llama 3.1 70B', 'llama3.1-405b': 'Llama 3.1 405B'}
 
 
-def dgxc(r):
+def dgxc(r, gb200=False):
     """A row of NVIDIA's DGX Cloud benchmarking recipes (sources/README.md): NeMo on Megatron-Core,
-    DGX H100, the parallel sizes each table states; Megatron-Core as those recipes run it. FP8
-    rows (dgxc_h100_fp8.csv) run Transformer Engine's delayed scaling with FP8 parameters, as the
-    recipes configure it."""
+    DGX H100 (or GB200 NVL72 racks, of which the recipes use 64 GPUs each), the parallel sizes
+    each table states; Megatron-Core as those recipes run it. FP8 rows run Transformer Engine's
+    delayed scaling with FP8 parameters, as the recipes configure it."""
     gpus, tp, pp, vp = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['vp'])
     cp = int(r.get('cp') or 1)
     precision = r.get('precision') or 'bf16'
@@ -169,19 +170,26 @@ def dgxc(r):
     version = 'unlabelled' if r['version'].startswith('not stated') else r['version']
     layout = f"tp{tp} pp{pp}" + (f" cp{cp}" if cp > 1 else '')
     fp8_file = 'precision' in r
-    name = f"DGXC {title} NeMo {version} " + (f"{precision.upper()} " if fp8_file else '') + f"{layout} on {gpus} H100"
-    row = {'model': title, 'num_gpus': gpus, 'gpu': 'H100 80GB SXM (DGX H100)',
+    gpu = 'GB200' if gb200 else 'H100'
+    name = f"DGXC {title} NeMo {version} " + (f"{precision.upper()} " if fp8_file else '') + f"{layout} on {gpus} {gpu}"
+    if gb200:
+        name += f" gb {r['global_batch']}"  # the weak- and strong-scaling tables share GPU counts
+    row = {'model': title, 'num_gpus': gpus, 'gpu': 'GB200 (GB200 NVL72 racks, 64 GPUs each)' if gb200 else 'H100 80GB SXM (DGX H100)',
            'source': f"NVIDIA DGX Cloud Benchmarking, {r['source_location']}, table '{r['table']}'",
            'notes': f"NeMo {r['version']}; {precision.upper()}; global batch {r['global_batch']}, micro-batch {r['micro_batch']}"}
     # The FP8 tables, and the BF16 tables printed beside them that the BF16 source lacks (Llama 3.1
     # with context parallelism; Nemotron-4 340B's VP-12 run), form a source of their own.
-    note = ('NVIDIA DGX Cloud benchmarks (NeMo, H100 FP8)' if precision == 'fp8' else
+    note = ('NVIDIA DGX Cloud benchmarks (NeMo, GB200 NVL72, BF16 and FP8)' if gb200 else
+            'NVIDIA DGX Cloud benchmarks (NeMo, H100 FP8)' if precision == 'fp8' else
             'NVIDIA DGX Cloud benchmarks (NeMo, H100 BF16 beside FP8)' if fp8_file else
             'NVIDIA DGX Cloud benchmarks (NeMo, H100 BF16)')
-    text = scenario(name, row, '{preset: dgx-h100, nodes: %d}' % (gpus // 8), model,
+    hardware = ('{preset: gb200-nvl72, nodes: %d, gpus: 64}' % (gpus // 64) if gb200 else
+                '{preset: dgx-h100, nodes: %d}' % (gpus // 8))
+    text = scenario(name, row, hardware, model,
                     {'seq_len': r['seq_len'], 'global_batch': r['global_batch'], 'precision': precision}, strategy,
                     'step_time_s', r['measured_step_s'], note,
-                    origin='scenarios/validation/sources/' + ('dgxc_h100_fp8.csv' if fp8_file else 'dgxc_h100_bf16.csv'))
+                    origin='scenarios/validation/sources/' + ('dgxc_gb200.csv' if gb200 else 'dgxc_h100_fp8.csv' if fp8_file
+                                                              else 'dgxc_h100_bf16.csv'))
     return 'dgxc-' + slug(name), text
 
 
@@ -356,6 +364,12 @@ def main():
                       else vtrain(r))
         while base in names:
             base += '-b'
+        names.add(base)
+        with open(os.path.join(OUT, base + '.yaml'), 'w') as out:
+            out.write(text)
+        written += 1
+    for r in csv.DictReader(open(DGXC_GB200_CSV)):
+        base, text = dgxc(r, gb200=True)
         names.add(base)
         with open(os.path.join(OUT, base + '.yaml'), 'w') as out:
             out.write(text)
