@@ -50,6 +50,9 @@ struct Cluster {
   /// arrives over NVLink (a bridge still does P2P); where the CPU has a memory node, the route
   /// goes into that memory and back out. router.hpp.
   bool gpu_p2p = true;
+  /// Every two GPUs of a server joined by a link of their own (NvlinkTopology::mesh, AMD's xGMI):
+  /// a collective inside a server can use all of a GPU's links at once.
+  bool gpu_mesh = false;
 
   int gpu_count() const { return static_cast<int>(gpu_nodes.size()); }
   int server_of(int gpu) const { return gpu / gpus_per_server; }

@@ -1,5 +1,6 @@
 #include "hardware/cluster_template.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -53,6 +54,12 @@ std::vector<int> add_template_server(Cluster& c, const ServerTemplate& t, int se
     for (int g : gpus) add_duplex(c, g, nvswitch, t.nvlink_link);
   } else if (t.nvlink == NvlinkTopology::pairs) {
     for (int g = 0; g + 1 < t.gpus; g += 2) add_duplex(c, gpus[g], gpus[g + 1], t.nvlink_link);
+  } else if (t.nvlink == NvlinkTopology::mesh) {
+    LinkSpec one = t.nvlink_link;
+    one.bytes_per_s /= std::max(1, one.lanes);
+    one.lanes = 1;
+    for (int a = 0; a < t.gpus; ++a)
+      for (int b = a + 1; b < t.gpus; ++b) add_duplex(c, gpus[a], gpus[b], one);
   }
   c.gpu_nodes.insert(c.gpu_nodes.end(), gpus.begin(), gpus.end());
   return nics;
@@ -115,6 +122,7 @@ Cluster build_cluster(const ClusterTemplate& t) {
     if (const auto* tmpl = std::get_if<ServerTemplate>(&t.server)) {
       nics.push_back(add_template_server(c, *tmpl, s));
       c.gpu_p2p = tmpl->p2p;
+      c.gpu_mesh = tmpl->nvlink == NvlinkTopology::mesh;
     } else {
       const auto& ex = std::get<ExplicitServer>(t.server);
       nics.push_back(add_explicit_server(c, ex, s));

@@ -26,12 +26,14 @@ struct LinkSpec {
   std::string label;             ///< "NVLink3 x12", "PCIe gen4 x16"
 };
 
-enum class NvlinkTopology { none, nvswitch, pairs };
+/// mesh: every two GPUs joined by one link of their own (AMD's xGMI on an 8-GPU OAM board).
+enum class NvlinkTopology { none, nvswitch, pairs, mesh };
 
 /// A server from parameters. GPUs fill PCIe switches in order (`gpus_per_switch` each; 0 puts
 /// GPU g on a root port of socket g·sockets/gpus: 8 GPUs on 2 sockets are 4 + 4, 4 are 2 + 2),
 /// switches are spread evenly over the sockets, NIC j sits next to GPU j·gpus/nics. With NVSwitch the server has one logical switch, and each GPU's link to it
-/// carries the GPU's whole NVLink bandwidth; with pairs GPU 2k is bridged to GPU 2k+1.
+/// carries the GPU's whole NVLink bandwidth; with pairs GPU 2k is bridged to GPU 2k+1; with mesh
+/// every two GPUs share one link, a `links`-th of the GPU's bandwidth (links >= gpus − 1).
 ///
 /// Host memory (optional): each socket s gets a node "mem<s>" joined to its CPU by a `memory`
 /// link. Without P2P a staged transfer is written into host DRAM by one device and read out by the

@@ -62,6 +62,11 @@ void apply_shape(ClusterTemplate& t, const ClusterShape& shape, const Blame& nod
     auto* s = std::get_if<ServerTemplate>(&t.server);
     if (!s) throw ConfigError(gpus.pos, gpus.key, "the server of '" + t.name + "' is drawn link by link; its GPU count cannot be changed");
     s->gpus = *shape.gpus_per_node;
+    if (s->nvlink == NvlinkTopology::mesh && s->nvlink_link.lanes < s->gpus - 1)
+      throw ConfigError(gpus.pos, gpus.key, "'" + t.name + "' joins every two GPUs by a link of their own, " +
+                                                std::to_string(s->nvlink_link.lanes) + " links per GPU: expected at most " +
+                                                std::to_string(s->nvlink_link.lanes + 1) + " GPUs per server, found " +
+                                                std::to_string(s->gpus));
   }
   // Checked before anything is built for them (a million GPUs ran out of memory building routes).
   if (const std::int64_t total = static_cast<std::int64_t>(t.servers) * gpus_per_server(t); total > config::limit_value(config::kMaxGpus)) {

@@ -44,9 +44,10 @@ ServerTemplate read_template(const Field& f, const GpuSpec& gpu) {
   t.gpus = read_gpu_count(f.required("gpus"), "GPUs per server");
   if (auto nv = f.optional("nvlink")) {
     nv->check_keys({"topology", "bandwidth", "links", "latency", "label"});
-    const std::string topo = nv->required("topology").as_choice({"nvswitch", "pairs", "none"});
+    const std::string topo = nv->required("topology").as_choice({"nvswitch", "pairs", "mesh", "none"});
     t.nvlink = topo == "nvswitch" ? NvlinkTopology::nvswitch
                : topo == "pairs"  ? NvlinkTopology::pairs
+               : topo == "mesh"   ? NvlinkTopology::mesh
                                   : NvlinkTopology::none;
     if (t.nvlink == NvlinkTopology::none) return read_pcie_side(f, gpu, t);
     LinkSpec base{LinkKind::nvlink, gpu.nvlink_bytes_per_s, 0, gpu.nvlink_links, ""};
@@ -55,6 +56,9 @@ ServerTemplate read_template(const Field& f, const GpuSpec& gpu) {
     t.nvlink_link = read_link_figures(*nv, base);
     t.nvlink_link.lanes = base.lanes;
     if (t.nvlink_link.label.empty()) t.nvlink_link.label = "NVLink x" + std::to_string(base.lanes);
+    if (t.nvlink == NvlinkTopology::mesh && base.lanes < t.gpus - 1)
+      nv->required("topology").fail("a mesh joins every two of the " + std::to_string(t.gpus) + " GPUs by a link of their own: expected at least " +
+                                    std::to_string(t.gpus - 1) + " links per GPU, found " + std::to_string(base.lanes));
   }
   return read_pcie_side(f, gpu, t);
 }

@@ -155,6 +155,8 @@ PlanInput plan_input(const hw::Cluster& cluster, const CollectiveRequest& req) {
   in.params.tree_step_latency_ps = cost.tree_step_latency_ps;
   in.params.network_step_latency_ps = cost.network_step_latency_ps;
   for (int g : req.gpus) in.server_of.push_back(cluster.server_of(g));
+  in.mesh = cluster.gpu_mesh && std::all_of(in.server_of.begin(), in.server_of.end(),
+                                            [&](int s) { return s == in.server_of.front(); });
   return in;
 }
 

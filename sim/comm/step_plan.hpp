@@ -82,6 +82,8 @@ struct PlanInput {
   hw::CommParams params;
   hw::Protocol protocol = hw::Protocol::simple;
   double bandwidth_share = 1.0;  ///< the protocol's share of Simple's bandwidth
+  /// The ranks are GPUs of one server joined pairwise by links of their own (hw::Cluster::gpu_mesh).
+  bool mesh = false;
 };
 
 /// How many pipeline slices a transfer of `bytes` is cut into: one per

@@ -17,7 +17,7 @@ expect_stdout_contains "GPU0  X     PIX   SYS   SYS" "4 A100 PCIe over two socke
 
 run_stepsim topo show dgx-a10
 expect_status 2 "unknown preset"
-expect_stderr "unknown hardware preset 'dgx-a10'; did you mean 'dgx-a100'? (presets: a100-pcie, dgx-2, dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, h100-pcie-nvlink, hgx-h20, hgx-h200, l40s-pcie, rtx3090-nvlink, rtx4090, rtx5090, rtx6000ada-pcie; or give a path to a hardware YAML file)" "unknown preset message"
+expect_stderr "unknown hardware preset 'dgx-a10'; did you mean 'dgx-a100'? (presets: a100-pcie, dgx-2, dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, h100-pcie-nvlink, hgx-h20, hgx-h200, l40s-pcie, mi300x-oam, rtx3090-nvlink, rtx4090, rtx5090, rtx6000ada-pcie; or give a path to a hardware YAML file)" "unknown preset message"
 
 run_stepsim topo import "$data/topo_8x_pcie_two_sockets_written.txt" --gpu A100-PCIE-80GB -o "$WORK_DIR/box.yaml"
 expect_status 0 "topo import to a file"

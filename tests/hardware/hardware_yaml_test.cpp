@@ -93,6 +93,12 @@ TEST_CASE("mistakes in hardware YAML are positioned and say what was expected") 
               "hw.yaml:1:6: gpu: unknown GPU 'B300'; did you mean 'b200'? (known GPUs: V100-SXM2-16GB, V100-SXM2-32GB, "
               "A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, H100-SXM5-80GB, H100-PCIE-80GB, "
               "H200-SXM-141GB, H800-SXM5-80GB, L40S, RTX-A6000, RTX-4090, RTX-5090, RTX-3090, B200-SXM-180GB, GB200, H20, RTX-6000-Ada, MI300X)");
+  check_error("gpu: MI300X\nserver: {gpus: 9, pcie: {}, nvlink: {topology: mesh}}\n",
+              "hw.yaml:2:48: server.nvlink.topology: a mesh joins every two of the 9 GPUs by a link of their own: expected at least 8 "
+              "links per GPU, found 7");
+  CHECK_THROWS_WITH(load_cluster("mi300x-oam", {.nodes = std::nullopt, .gpus_per_node = 9}),
+                    doctest::Contains("'mi300x-oam' joins every two GPUs by a link of their own, 7 links per GPU: expected at most 8 "
+                                      "GPUs per server, found 9"));
   check_error("gpu: L40S\nserver: {gpus: 2, pcie: {}, nvlink: {topology: pairs}}\n",
               "hw.yaml:2:37: server.nvlink: missing required key 'links'");
   check_error("gpu: A100\nserver:\n  nodes: [{name: gpu0, kind: gpu}]\n  links: [{from: gpu0, to: gpu1, kind: pcie, bandwidth: 1GB/s}]\n",
@@ -112,12 +118,12 @@ TEST_CASE("mistakes in hardware YAML are positioned and say what was expected") 
 TEST_CASE("an unknown preset lists the presets and suggests the closest") {
   CHECK_THROWS_WITH(load_cluster("dgx-a10"),
                     "unknown hardware preset 'dgx-a10'; did you mean 'dgx-a100'? (presets: a100-pcie, dgx-2, "
-                    "dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, h100-pcie-nvlink, hgx-h20, hgx-h200, l40s-pcie, rtx3090-nvlink, rtx4090, rtx5090, rtx6000ada-pcie; or give a path to a "
+                    "dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, h100-pcie-nvlink, hgx-h20, hgx-h200, l40s-pcie, mi300x-oam, rtx3090-nvlink, rtx4090, rtx5090, rtx6000ada-pcie; or give a path to a "
                     "hardware YAML file)");
   auto doc = config::YamlDocument::load_string("hardware: {preset: dgx-h10, nodes: 2}\n", "s.yaml");
   CHECK_THROWS_WITH(read_cluster(doc.root().required("hardware")),
                     "s.yaml:1:20: hardware.preset: unknown hardware preset 'dgx-h10'; did you mean 'dgx-h100'? (presets: "
-                    "a100-pcie, dgx-2, dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, h100-pcie-nvlink, hgx-h20, hgx-h200, l40s-pcie, rtx3090-nvlink, rtx4090, rtx5090, rtx6000ada-pcie; or "
+                    "a100-pcie, dgx-2, dgx-a100, dgx-b200, dgx-h100, gb200-nvl72, h100-pcie-nvlink, hgx-h20, hgx-h200, l40s-pcie, mi300x-oam, rtx3090-nvlink, rtx4090, rtx5090, rtx6000ada-pcie; or "
                     "give a path to a hardware YAML file)");
 }
 

@@ -59,6 +59,20 @@ TEST_CASE("PCIe servers: the x16 link is the bottleneck, also across sockets") {
   CHECK(bottleneck("rtx3090-nvlink", 0, 3) == doctest::Approx(31.5 * kG));
 }
 
+TEST_CASE("a mesh (MI300X's xGMI) joins every two GPUs by one link of their own") {
+  // 7 links of 64 GB/s each way per GPU [MI300]: a pair gets one link, directly.
+  const Cluster c = load_cluster("mi300x-oam");
+  CHECK(c.gpu_mesh);
+  const Router router(c);
+  for (int b = 1; b < 8; ++b) {
+    CAPTURE(b);
+    CHECK(bottleneck("mi300x-oam", 0, b) == doctest::Approx(64 * kG));
+    REQUIRE(router.routes(0, b).size() == 1);
+    CHECK(router.routes(0, b)[0].size() == 1);
+  }
+  CHECK_FALSE(load_cluster("dgx-h100").gpu_mesh);
+}
+
 TEST_CASE("without P2P, traffic between GPUs turns around at the CPU") {
   const Cluster c = load_cluster("rtx4090");
   const Router router(c);

@@ -73,6 +73,29 @@ TEST_CASE("gb200-nvl72: all-reduce bus bandwidth within 10 % of the published fi
         doctest::Approx(811.0).epsilon(0.10));
 }
 
+TEST_CASE("mi300x-oam: RCCL's 8-GPU all-reduce drives the 7 xGMI links at once, within 10 % of the published 319 GB/s") {
+  // hardware/presets/mi300x-oam.yaml [RB]: RCCL 2.22.3 all_reduce_perf, 8 MI300X, busbw 318.98
+  // GB/s at 16 GiB. The tuner picks all-pairs (direct) over the mesh; a single ring would have one
+  // 64 GB/s link per step: 64 x 0.712 = 45.6 GB/s.
+  const auto cluster = hw::load_cluster("mi300x-oam");
+  const hw::Router router(cluster);
+  const PerfRow best = simulate_size(router, Op::all_reduce, first_gpus(8), 16LL << 30, Algorithm::automatic);
+  CHECK(best.busbw_gbps == doctest::Approx(318.98).epsilon(0.10));
+  CHECK(simulate_size(router, Op::all_reduce, first_gpus(8), 16LL << 30, Algorithm::ring).busbw_gbps ==
+        doctest::Approx(64 * 0.712).epsilon(0.02));
+  // Reduce-scatter and all-gather are each half of it: the same bus bandwidth.
+  CHECK(simulate_size(router, Op::reduce_scatter, first_gpus(8), 16LL << 30, Algorithm::direct).busbw_gbps ==
+        doctest::Approx(best.busbw_gbps).epsilon(0.02));
+  CHECK(simulate_size(router, Op::all_gather, first_gpus(8), 16LL << 30, Algorithm::direct).busbw_gbps ==
+        doctest::Approx(best.busbw_gbps).epsilon(0.02));
+}
+
+TEST_CASE("all-pairs all-reduce is a mesh's only: on NVSwitch the tuner keeps NCCL's algorithms") {
+  const auto cluster = hw::load_cluster("dgx-h100");
+  const hw::Router router(cluster);
+  CHECK_THROWS_AS(simulate_size(router, Op::all_reduce, first_gpus(8), 1LL << 30, Algorithm::direct), std::invalid_argument);
+}
+
 TEST_CASE("DP traffic on a NIC does not slow TP on NVLink: they share no link") {
   // Max-min gives each flow its own bottleneck when routes are disjoint: a TP all-reduce over
   // server 0's NVLink and a send 0->8 through the NICs end as they would alone.
