@@ -1,6 +1,7 @@
 #include "sim/plan/megatron_args.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -21,14 +22,19 @@ const std::set<std::string> kValued{
     "micro-batch-size", "global-batch-size", "seq-length", "max-position-embeddings", "num-layers", "hidden-size",
     "ffn-hidden-size", "num-attention-heads", "num-query-groups", "normalization", "position-embedding-type",
     "recompute-granularity", "recompute-method", "recompute-num-layers", "ddp-bucket-size", "transformer-impl",
-    "attention-backend", "fp8-format", "fp8-recipe", "clip-grad", "optimizer", "kv-channels"};
+    "attention-backend", "fp8-format", "fp8-recipe", "clip-grad", "optimizer", "kv-channels",
+    "expert-tensor-parallel-size", "moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size",
+    "moe-token-dispatcher-type", "moe-expert-capacity-factor", "moe-layer-freq", "moe-router-load-balancing-type",
+    "moe-aux-loss-coeff", "moe-z-loss-coeff", "moe-router-score-function", "moe-router-dtype",
+    "moe-router-topk-scaling-factor", "moe-router-num-groups", "moe-router-group-topk"};
 const std::set<std::string> kSwitches{
     "sequence-parallel", "use-distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather", "tp-comm-overlap",
     "grad-reduce-in-bf16", "bf16", "fp16", "swiglu", "group-query-attention", "untie-embeddings-and-output-weights",
     "use-flash-attn", "recompute-activations", "no-overlap-p2p-communication", "disable-bias-linear",
     "overlap-param-gather-with-optimizer-step", "overlap-p2p-communication-warmup-flush", "defer-embedding-wgrad-compute",
     "tp-comm-overlap-rs-dgrad", "accumulate-allreduce-grads-in-fp32", "no-gradient-accumulation-fusion",
-    "use-cpu-initialization", "fp8-param-gather"};
+    "use-cpu-initialization", "fp8-param-gather", "moe-grouped-gemm", "moe-enable-deepep", "moe-permute-fusion",
+    "moe-router-enable-expert-bias", "moe-shared-expert-overlap"};
 // Read and left: they change no step's time (data, tokenizer, logging, checkpoints, the learning
 // rate and its schedule, initialisation, dropout rates, evaluation) or are the launcher's own.
 const std::set<std::string> kNoEffect{
@@ -168,11 +174,7 @@ class MegatronArgsReader {
       s_.cp = static_cast<int>(integer(at("context-parallel-size"), 1, kMax));
       s_.where.cp = at("context-parallel-size").value->pos();
     }
-    if (has("expert-model-parallel-size") && integer(at("expert-model-parallel-size"), 1, kMax) > 1)
-      fail(at("expert-model-parallel-size").value->pos(), "expert-model-parallel-size",
-           "expert parallelism from Megatron-LM arguments is not read yet (issue 21; write ep in the scenario); expected 1, "
-           "found " + text(at("expert-model-parallel-size")));
-    if (has("num-experts")) fail(at("num-experts").value->pos(), "num-experts", "mixture-of-experts models are not modelled yet (issue 21)");
+    read_experts();
     // Virtual stages (arguments.py): layers per virtual stage, or stages per rank; one chunk is
     // the plain 1F1B schedule (Megatron sets the virtual size to None then).
     int v = 1;
@@ -200,6 +202,64 @@ class MegatronArgsReader {
       s_.dp_bucket_params = integer(at("ddp-bucket-size"), 1, std::int64_t{1} << 50);
       s_.dp_bucket_from_dp = false;
     }
+  }
+
+  // Expert parallelism and the MoE layer (megatron/training/arguments.py, the MoE group), checked
+  // against the scenario's model; what changes no step's cost is read and left.
+  void read_experts() {
+    constexpr std::int64_t kMax = 1 << 20;
+    const models::MoeSpec& moe = model_.moe;
+    const std::string model = "the scenario's model " + model_.name;
+    auto same = [&](const std::string& name, std::int64_t expected, const std::string& field) {
+      if (has(name) && integer(at(name), 0, std::int64_t{1} << 40) != expected)
+        fail(at(name).value->pos(), name, "expected " + std::to_string(expected) + " (" + model + " has " + field + " " +
+                                              std::to_string(expected) + "), found " + text(at(name)));
+    };
+    if (has("num-experts") && !moe.enabled())
+      fail(at("num-experts").value->pos(), "num-experts", model + " is dense; expected no --num-experts, found " + text(at("num-experts")));
+    same("num-experts", moe.experts, "moe.experts");
+    same("moe-router-topk", moe.top_k, "moe.top_k");
+    same("moe-ffn-hidden-size", moe.expert_ffn, "moe.expert_ffn");
+    same("moe-shared-expert-intermediate-size", moe.shared_ffn, "moe.shared_ffn");
+    if (has("expert-model-parallel-size")) {
+      s_.ep = static_cast<int>(integer(at("expert-model-parallel-size"), 1, kMax));
+      s_.where.ep = at("expert-model-parallel-size").value->pos();
+    }
+    if (has("expert-tensor-parallel-size")) {
+      s_.etp = static_cast<int>(integer(at("expert-tensor-parallel-size"), 1, kMax));
+      s_.where.etp = at("expert-tensor-parallel-size").value->pos();
+    }
+    // DeepEP runs under the flex dispatcher only (--moe-token-dispatcher-type flex --moe-enable-deepep).
+    const std::string dispatcher = has("moe-token-dispatcher-type") ? text(at("moe-token-dispatcher-type")) : "allgather";
+    if (dispatcher != "allgather" && dispatcher != "alltoall" && dispatcher != "flex")
+      fail(at("moe-token-dispatcher-type").value->pos(), "moe-token-dispatcher-type",
+           "expected allgather, alltoall or flex, found '" + dispatcher + "'");
+    if (has("moe-enable-deepep") && dispatcher != "flex")
+      fail(at("moe-enable-deepep").pos, "moe-enable-deepep", "DeepEP needs --moe-token-dispatcher-type flex, found " + dispatcher);
+    s_.moe_deepep = has("moe-enable-deepep");
+    if (s_.ep > 1 && dispatcher == "allgather")
+      note(has("moe-token-dispatcher-type") ? at("moe-token-dispatcher-type") : at("expert-model-parallel-size"),
+           "the all-gather dispatcher under expert parallelism is costed as the all-to-all one");
+    if (has("moe-expert-capacity-factor")) {
+      const std::string c = text(at("moe-expert-capacity-factor"));
+      char* end = nullptr;
+      const double factor = std::strtod(c.c_str(), &end);
+      if (end == c.c_str() || *end != '\0' || factor <= 0)
+        fail(at("moe-expert-capacity-factor").value->pos(), "moe-expert-capacity-factor", "expected a positive number, found '" + c + "'");
+      if (factor != moe.capacity_factor)
+        fail(at("moe-expert-capacity-factor").value->pos(), "moe-expert-capacity-factor",
+             model + " has moe.capacity_factor " + (moe.capacity_factor > 0 ? std::to_string(moe.capacity_factor) : "0 (dropless)") +
+                 ", found " + c);
+    }
+    if (has("moe-layer-freq"))
+      note(at("moe-layer-freq"), "which layers are MoE is the scenario model's (moe.dense_layers), not read from this flag");
+    for (const char* name : {"moe-router-dtype", "moe-permute-fusion", "moe-shared-expert-overlap"})
+      if (has(name)) note(at(name), "not modelled");
+    for (const char* name : {"moe-router-num-groups", "moe-router-group-topk"})
+      if (has(name)) note(at(name), "node-limited routing is not modelled: tokens are costed as routed to experts on any server");
+    if (has("num-experts") && !has("moe-grouped-gemm"))
+      note(at("num-experts"), "without --moe-grouped-gemm Megatron-Core runs each local expert as GEMMs of its own "
+                              "(SequentialMLP); costed as one grouped GEMM per matrix");
   }
 
   void read_batch_and_precision() {
@@ -373,7 +433,7 @@ const std::vector<std::string>& megatron_args_sets() {
   static const std::vector<std::string> keys{
       "tp",          "pp",          "v",           "schedule",          "micro_batch",     "sequence_parallel",
       "recompute",   "dp_overlap",  "dp_bucket_size", "flash_attention", "distributed_optimizer", "tp_comm_overlap",
-      "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "zero_stage"};
+      "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "zero_stage", "ep", "etp", "moe_deepep"};
   return keys;
 }
 

@@ -111,8 +111,8 @@ TEST_CASE("a value that disagrees with the scenario or cannot be read is an erro
                     doctest::Contains("expected a value stepsim can read without running the script: $TP is not assigned"));
   CHECK_THROWS_WITH(apply("--bf16 --micro-batch-size 1\n--micro-batch-size 2 " + kLlamaShape),
                     doctest::Contains("args.sh:2:20: --micro-batch-size: given twice with different values: 1 at args.sh:1:27"));
-  CHECK_THROWS_WITH(apply("--bf16 --expert-model-parallel-size 2 " + kLlamaShape),
-                    doctest::Contains("--expert-model-parallel-size: expert parallelism from Megatron-LM arguments is not read yet"));
+  // Expert parallelism is read (the MoE case below); on a dense model check_strategy refuses it.
+  CHECK(apply("--bf16 --expert-model-parallel-size 2 " + kLlamaShape).ep == 2);
   // Context parallelism is read (its checks against the machine are check_strategy's).
   const Strategy cp = apply("--bf16 --context-parallel-size 2 " + kLlamaShape);
   CHECK(cp.cp == 2);
@@ -144,4 +144,45 @@ TEST_CASE("a strategy names its arguments file, which then sets the strategy; wr
                     doctest::Contains("runs framework: megatron-core"));
   CHECK_THROWS_WITH(plan_test::scenario(std::string(kScenario) + "  - {name: t, megatron_args: x.sh}\n"),
                     doctest::Contains("no Megatron arguments at x.sh"));
+}
+
+TEST_CASE("Megatron-Core's MoE flags: expert parallelism and the dispatcher land in the strategy, the layer is checked against the model") {
+  const Scenario sc = plan_test::scenario(R"(name: moe
+hardware: {preset: dgx-h100, nodes: 2}
+model: mixtral-8x7b
+training: {seq_len: 4096, global_batch: 64, precision: bf16}
+strategies:
+  - {name: s}
+)");
+  auto apply_moe = [&](const std::string& args) {
+    Strategy s;
+    apply_megatron_args(config::read_shell_script("--bf16 " + args, "args.sh"), sc.model, sc.training, s);
+    return s;
+  };
+  const Strategy s = apply_moe(
+      "--tensor-model-parallel-size 2 --sequence-parallel --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "
+      "--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336 --moe-grouped-gemm "
+      "--moe-token-dispatcher-type flex --moe-enable-deepep --moe-aux-loss-coeff 1e-2");
+  CHECK(s.ep == 8);
+  CHECK(s.etp == 1);
+  CHECK(s.moe_deepep);
+  CHECK(s.where.ep.line == 1);
+  CHECK(s.unmodelled.empty());
+  // The dispatcher without DeepEP is the plain all-to-all; without grouped GEMMs the experts run
+  // one by one in Megatron-Core, which is said.
+  const Strategy plain = apply_moe("--expert-model-parallel-size 4 --num-experts 8 --moe-token-dispatcher-type alltoall");
+  CHECK(plain.ep == 4);
+  CHECK_FALSE(plain.moe_deepep);
+  REQUIRE(plain.unmodelled.size() == 1);
+  CHECK(plain.unmodelled[0].find("--num-experts: without --moe-grouped-gemm") != std::string::npos);
+  CHECK(apply_moe("--num-experts 8 --moe-grouped-gemm --moe-router-num-groups 4").unmodelled.front().find(
+            "node-limited routing is not modelled") != std::string::npos);
+  // What the arguments build must be the scenario's model.
+  CHECK_THROWS_WITH(apply_moe("--num-experts 16"),
+                    doctest::Contains("args.sh:1:22: --num-experts: expected 8 (the scenario's model mixtral-8x7b has moe.experts 8), found 16"));
+  CHECK_THROWS_WITH(apply_moe("--moe-router-topk 1"), doctest::Contains("--moe-router-topk: expected 2"));
+  CHECK_THROWS_WITH(apply_moe("--moe-enable-deepep"), doctest::Contains("--moe-enable-deepep: DeepEP needs --moe-token-dispatcher-type flex"));
+  CHECK_THROWS_WITH(apply_moe("--moe-token-dispatcher-type a2a"), doctest::Contains("expected allgather, alltoall or flex, found 'a2a'"));
+  CHECK_THROWS_WITH(apply_moe("--moe-expert-capacity-factor 1.25"), doctest::Contains("has moe.capacity_factor 0 (dropless), found 1.25"));
+  CHECK_THROWS_WITH(apply(kLlamaShape + " --bf16 --num-experts 8"), doctest::Contains("is dense; expected no --num-experts"));
 }
