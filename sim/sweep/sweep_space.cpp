@@ -85,10 +85,28 @@ std::vector<int> micro_batches(const plan::Scenario& sc, const SweepSpace& space
 }
 
 // How a MoE layer's experts are placed: ep ranks of DP splitting them, each expert split over TP
-// (etp 0, the default), or, under TP, whole experts with the EP group folded over TP × DP (etp 1).
+// (etp 0, the default), or, under TP, whole experts with the EP group folded over TP × DP (etp 1);
+// under Megatron-Core, where an EP group spans servers, also with DeepEP's dispatch.
 struct ExpertChoice {
   int ep = 1, etp = 0;
+  bool deepep = false;
 };
+
+// GPUs an EP group covers: ep consecutive ranks when folded over TP × DP, else ep DP ranks, each
+// a TP group of tp consecutive GPUs (rank order tp-dp-pp).
+int ep_group_gpus(const ExpertChoice& c, int tp) { return c.etp == 1 ? c.ep : c.ep * tp; }
+
+std::vector<ExpertChoice> with_deepep(std::vector<ExpertChoice> out, plan::Framework framework, int tp, int per_server) {
+  if (framework != plan::Framework::megatron_core) return out;
+  const std::size_t n = out.size();
+  for (std::size_t i = 0; i < n; ++i)
+    if (out[i].ep > 1 && ep_group_gpus(out[i], tp) > per_server) {
+      ExpertChoice c = out[i];
+      c.deepep = true;
+      out.push_back(c);
+    }
+  return out;
+}
 
 std::vector<ExpertChoice> expert_choices(const plan::Scenario& sc, const SweepSpace& space, int tp, int dp, int z) {
   std::vector<ExpertChoice> out;
@@ -144,8 +162,9 @@ class Enumerator {
       return add(with_framework(base, framework, 0));  // one invalid entry per bad layout
     const int dp = gpus / (tp * pp * cp);
     base.dp = dp;
+    const int per_server = sc_.cluster.gpus_per_server > 0 ? sc_.cluster.gpus_per_server : gpus;
     for (int z : zero_stages(space_, framework, pp, dp))
-      for (ExpertChoice experts : expert_choices(sc_, space_, tp, dp, z))
+      for (ExpertChoice experts : with_deepep(expert_choices(sc_, space_, tp, dp, z), framework, tp, per_server))
       for (int mb : micro_batches(sc_, space_, dp))
         for (const ScheduleChoice& sched : schedule_choices(sc_, space_, pp))
           for (Recompute rc : or_default(space_.recompute, {Recompute::none, Recompute::selective, Recompute::full}))
@@ -153,6 +172,7 @@ class Enumerator {
               Strategy s = with_framework(base, framework, z);
               s.ep = experts.ep;
               s.etp = experts.etp;
+              s.moe_deepep = experts.deepep;
               s.micro_batch = mb;
               s.schedule = sched.kind;
               s.v = sched.v;
@@ -188,7 +208,7 @@ std::string plan_name(const Strategy& s) {
   std::string name = s.framework == plan::Framework::generic ? "" : std::string(plan::to_string(s.framework)) + "-";
   name += "tp" + std::to_string(s.tp) + "-pp" + std::to_string(s.pp);
   if (dp > 0) name += "-dp" + std::to_string(dp);
-  if (s.ep > 1) name += "-ep" + std::to_string(s.ep) + (s.folds_experts_over_tp() ? "-etp1" : "");
+  if (s.ep > 1) name += "-ep" + std::to_string(s.ep) + (s.folds_experts_over_tp() ? "-etp1" : "") + (s.moe_deepep ? "-deepep" : "");
   if (s.cp > 1) name += "-cp" + std::to_string(s.cp);
   name += "-z" + std::to_string(s.effective_zero_stage()) + "-mb" + std::to_string(s.micro_batch);
   if (s.pp > 1) name += std::string("-") + plan::to_string(s.schedule);

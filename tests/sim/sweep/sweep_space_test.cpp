@@ -87,6 +87,26 @@ sweep: {tp: [2], pp: [1], zero_stage: [1], micro_batch: [1], recompute: [none], 
                                           "tp2-pp1-dp4-ep8-etp1-z1-mb1-sp"});
 }
 
+TEST_CASE("under Megatron-Core, EP groups that span servers are also tried with DeepEP's dispatch") {
+  // 2 DGX A100 (16 GPUs), tp 2, dp 8: EP over DP covers ep·tp GPUs (2, 4, 8: 4, 8, 16 GPUs), folded
+  // EP covers ep (2..16). Only the 16-GPU groups leave a server: ep 8 over DP, ep 16 folded.
+  const auto doc = stepsim::config::YamlDocument::load_string(R"(name: moe
+hardware: {preset: dgx-a100, nodes: 2}
+model: {name: tiny-moe, layers: 4, hidden: 512, heads: 8, vocab: 1000, position: rotary, activation: swiglu,
+        moe: {experts: 16, top_k: 2, expert_ffn: 1024}}
+training: {seq_len: 1024, global_batch: 16}
+sweep: {framework: [megatron-core], tp: [2], pp: [1], micro_batch: [1], recompute: [none], sequence_parallel: [true]}
+)", "test.yaml");
+  const auto plans = enumerate_plans(stepsim::plan::read_scenario(doc), sweep::read_scenario_sweep(doc));
+  std::vector<std::string> deepep;
+  for (const auto& p : plans)
+    if (p.strategy.moe_deepep) deepep.push_back(p.strategy.name + (p.valid ? "" : " (invalid)"));
+  CHECK(deepep == std::vector<std::string>{"megatron-core-tp2-pp1-dp8-ep8-deepep-z0-mb1-sp",
+                                           "megatron-core-tp2-pp1-dp8-ep16-etp1-deepep-z0-mb1-sp",
+                                           "megatron-core-tp2-pp1-dp8-ep8-deepep-z1-mb1-sp",
+                                           "megatron-core-tp2-pp1-dp8-ep16-etp1-deepep-z1-mb1-sp"});
+}
+
 TEST_CASE("a listed value that does not divide the GPUs is one invalid plan") {
   // tp 3 on 4 GPUs: one invalid entry for the layout, not one per combination of the other fields.
   const auto plans = enumerate_plans(sweep_test::small_scenario(), space_from("sweep: {tp: 3, pp: [1]}"));
