@@ -118,26 +118,38 @@ class TorchtitanReader {
     s_.pp = static_cast<int>(integer("parallelism", "pipeline_parallel_degree", 1, kMax, 1));
     if (const auto* n = at("parallelism", "tensor_parallel_degree")) s_.where.tp = pos_of(*n);
     if (const auto* n = at("parallelism", "pipeline_parallel_degree")) s_.where.pp = pos_of(*n);
-    for (const char* key : {"context_parallel_degree", "expert_parallel_degree"})
-      if (integer("parallelism", key, 1, kMax, 1) > 1)
-        fail(*at("parallelism", key), std::string("parallelism.") + key,
-             "context and expert parallelism are not modelled yet (issue 21); expected 1");
+    // Expert parallelism in torchtitan borrows its ranks from the FSDP shard group; stepsim models EP
+    // with ZeRO-0/1 only (sharded experts are not modelled).
+    if (integer("parallelism", "expert_parallel_degree", 1, kMax, 1) > 1)
+      fail(*at("parallelism", "expert_parallel_degree"), "parallelism.expert_parallel_degree",
+           "expert parallelism over FSDP-sharded experts is not modelled (stepsim models EP with ZeRO-0/1 or Megatron-Core's "
+           "distributed optimizer); expected 1");
+    // Context parallelism (torchtitan's context_parallel over the cp mesh; FSDP shards over
+    // dp_shard · cp): costed as the ring's K/V exchange; torchtitan's default rotation all-gathers
+    // the K/V instead, which is said.
+    s_.cp = static_cast<int>(integer("parallelism", "context_parallel_degree", 1, kMax, 1));
+    if (const auto* n = at("parallelism", "context_parallel_degree")) s_.where.cp = pos_of(*n);
+    if (s_.cp > 1 && text("parallelism", "context_parallel_rotate_method", "allgather") != "alltoall") {
+      const toml::node* n = at("parallelism", "context_parallel_rotate_method");
+      note(n ? *n : *at("parallelism", "context_parallel_degree"), "parallelism.context_parallel_rotate_method",
+           "the all-gather rotation of K/V is costed as the ring's pass-the-chunk exchange (same bytes, other collectives)");
+    }
     const std::int64_t replicate = integer("parallelism", "data_parallel_replicate_degree", 1, kMax, 1);
     std::int64_t shard = integer("parallelism", "data_parallel_shard_degree", -1, kMax, -1);
     const toml::node* shard_node = at("parallelism", "data_parallel_shard_degree");
-    // -1: "leftover ranks will be used (After DP_REPLICATE/SP/PP)".
-    const std::int64_t others = replicate * s_.tp * s_.pp;
+    // -1: "leftover ranks will be used (After DP_REPLICATE/SP/PP)"; CP takes its own degree too.
+    const std::int64_t others = replicate * s_.tp * s_.pp * s_.cp;
     if (shard == 0) fail(*shard_node, "parallelism.data_parallel_shard_degree", "expected -1 or a positive degree, found 0");
     if (shard == -1) {
       if (gpus_ % others != 0)
         throw config::ConfigError(shard_node ? pos_of(*shard_node) : SourcePos{path_, 0, 0}, "parallelism.data_parallel_shard_degree",
-                                  "the leftover degree GPUs / (replicate · tp · pp) = " + std::to_string(gpus_) + " / " +
+"the leftover degree GPUs / (replicate · tp · pp · cp) = " + std::to_string(gpus_) + " / " +
                                       std::to_string(others) + " is not a whole number");
       shard = gpus_ / others;
     }
     s_.dp = static_cast<int>(replicate * shard);
     s_.where.dp = shard_node ? pos_of(*shard_node) : s_.where.dp;
-    s_.zero_stage = shard > 1 ? 3 : 0;
+    s_.zero_stage = shard * s_.cp > 1 ? 3 : 0;  // FSDP shards over dp_shard · cp
     s_.fsdp_shard_degree = shard > 1 && replicate > 1 ? static_cast<int>(shard) : 0;
     read_reshard_policy();
     if (s_.pp > 1) read_schedule();
@@ -343,7 +355,7 @@ class TorchtitanReader {
 
 const std::vector<std::string>& torchtitan_config_sets() {
   static const std::vector<std::string> keys{"tp", "pp", "dp", "zero_stage", "micro_batch", "schedule", "v",
-                                             "sequence_parallel", "recompute", "fsdp_sharding", "fsdp_reduce_fp32"};
+                                             "sequence_parallel", "recompute", "fsdp_sharding", "fsdp_reduce_fp32", "cp"};
   return keys;
 }
 

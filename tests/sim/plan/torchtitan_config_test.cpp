@@ -109,8 +109,8 @@ TEST_CASE("a value that disagrees with the scenario, or that stepsim cannot simu
                     doctest::Contains("t.toml:5:30: parallelism.fsdp_reshard_after_forward: resharding after every forward"));
   CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 1\n[parallelism]\nfsdp_reshard_after_forward = \"sometimes\"\n"),
                     doctest::Contains("t.toml:4:30: parallelism.fsdp_reshard_after_forward: expected default, always or never"));
-  CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 1\n[parallelism]\ncontext_parallel_degree = 2\n"),
-                    doctest::Contains("context and expert parallelism are not modelled yet"));
+  CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 1\n[parallelism]\nexpert_parallel_degree = 2\n"),
+                    doctest::Contains("t.toml:4:26: parallelism.expert_parallel_degree: expert parallelism over FSDP-sharded experts is not modelled"));
   CHECK_THROWS_WITH(apply("[training]\nlocal_batch_size = 8\n[parallelism]\ndata_parallel_shard_degree = 1\n"
                           "data_parallel_replicate_degree = 4\npipeline_parallel_degree = 8\npipeline_parallel_schedule = \"ZBVZeroBubble\"\n"),
                     doctest::Contains("expected 1F1B, GPipe or Interleaved1F1B"));
@@ -140,4 +140,21 @@ TEST_CASE("the shipped torchtitan preset runs as a strategy") {
   REQUIRE(s.unmodelled.size() == 1);  // max_norm
   CHECK_THROWS_WITH(plan_test::scenario(std::string(kScenario) + "  - {name: t, torchtitan_config: x.toml, tp: 2}\n"),
                     doctest::Contains("tp is set by the torchtitan config 'x.toml'; write it in one place"));
+}
+
+TEST_CASE("context parallelism: its degree leaves the rest to the shard degree, FSDP shards over dp_shard x cp") {
+  // 32 GPUs, cp 4, tp 2: the leftover shard degree is 32 / (2 · 4) = 4; a local batch of 8 over
+  // dp 4 is the scenario's 32 sequences. torchtitan's default rotation (allgather) is said.
+  const Strategy s = apply("[training]\nlocal_batch_size = 8\n[parallelism]\ncontext_parallel_degree = 4\ntensor_parallel_degree = 2\n");
+  CHECK(s.cp == 4);
+  CHECK(s.dp == 4);
+  CHECK(s.zero_stage == 3);
+  CHECK(s.where.cp.line == 4);
+  REQUIRE(s.unmodelled.size() == 1);
+  CHECK(s.unmodelled[0].find("t.toml:4:27: parallelism.context_parallel_rotate_method: the all-gather rotation") == 0);
+  CHECK(apply("[training]\nlocal_batch_size = 8\n[parallelism]\ncontext_parallel_degree = 4\ntensor_parallel_degree = 2\n"
+              "context_parallel_rotate_method = \"alltoall\"\n").unmodelled.empty());
+  // Only FSDP over the CP ranks: cp 2 with a shard degree of 1 still shards.
+  CHECK(apply("[training]\nlocal_batch_size = 2\n[parallelism]\ncontext_parallel_degree = 2\ndata_parallel_shard_degree = 1\n"
+              "data_parallel_replicate_degree = 16\n").zero_stage == 3);
 }
