@@ -1,5 +1,6 @@
 // stepsim sweep SCENARIO: try every sensible parallel plan of a scenario (narrowed by its `sweep:`
-// section), rank the ones that fit by tokens/s; --shard K/N runs one slice, --merge joins slices.
+// section), rank the ones that fit by tokens/s; --shard K/N runs one slice, --merge joins slices,
+// and under `mpirun -n N` the N processes run one slice each and rank 0 prints their merge.
 // The library (sim/sweep) does the work; this file parses options, draws progress and handles Ctrl-C.
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "sim/plan/simulate.hpp"
@@ -16,6 +18,7 @@
 #include "sim/sweep/sweep_yaml.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/cli_log.hpp"
+#include "tools/cli_mpi.hpp"
 #include "tools/commands.hpp"
 #include "tools/cli_sweep_progress.hpp"
 
@@ -69,11 +72,14 @@ int sweep_scenario(const po::variables_map& vm) {
   sweep::RunOptions options;
   options.threads = vm["threads"].as<int>();
   if (options.threads < 1) throw UsageError("--threads: expected at least 1, found " + std::to_string(options.threads));
+  const MpiWorld world = mpi_world();
   if (vm.count("shard")) {
+    if (world.size > 1) throw UsageError("--shard: under mpirun the processes split the plans among them; give one or the other");
     const auto [k, n] = parse_fraction("--shard", vm["shard"].as<std::string>());
     options.shard = {k, n};
   }
-  SweepProgress progress(isatty(STDERR_FILENO) != 0, options.threads);
+  if (world.size > 1) options.shard = {world.rank + 1, world.size};
+  SweepProgress progress(isatty(STDERR_FILENO) != 0 && world.rank == 0, options.threads);
   options.on_progress = [&progress](const sweep::Progress& p) { progress.update(p); };
   InterruptFlag interrupt;
   options.stop = &interrupt.flag();
@@ -86,7 +92,24 @@ int sweep_scenario(const po::variables_map& vm) {
     return plan::simulate(sc, s, sim);
   });
   progress.finish(outcome.results.size());
-  return print_outcome(vm, outcome, scenario.name);
+  if (world.size == 1) return print_outcome(vm, outcome, scenario.name);
+  // Every rank's outcome travels as the JSON --merge reads, so rank 0 prints what --merge of the
+  // N shards prints: what one process prints.
+  std::ostringstream json;
+  sweep::write_outcome_json(json, outcome);
+  const auto texts = gather_at_root(json.str());
+  if (world.rank != 0) return outcome.interrupted ? kInterruptedExit : 0;
+  std::vector<sweep::SweepOutcome> parts;
+  std::vector<std::string> sources;
+  for (std::size_t r = 0; r < texts.size(); ++r) {
+    sources.push_back("rank " + std::to_string(r));
+    parts.push_back(sweep::read_outcome_json_text(texts[r], sources.back()));
+  }
+  // The ranks covered every slice: the merge is the whole sweep, and says so as one process does.
+  sweep::SweepOutcome whole = sweep::merge_outcomes(parts, sources);
+  whole.shard_count = 1;
+  whole.shards = {1};
+  return print_outcome(vm, whole, scenario.name);
 }
 
 }  // namespace

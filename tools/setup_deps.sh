@@ -1,6 +1,7 @@
 # Sourced by tools/demo and tools/check: makes sure the Debian packages stepsim needs are there.
 # As root it installs what is missing with apt-get; otherwise it prints exactly what to install.
-stepsim_packages="g++ cmake make libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev libspdlog-dev doctest-dev zlib1g-dev libtomlplusplus-dev"
+# libopenmpi-dev and openmpi-bin: `mpirun -n N stepsim sweep` (optional at build time; the setup installs it).
+stepsim_packages="g++ cmake make libboost-graph-dev libboost-program-options-dev libyaml-cpp-dev libspdlog-dev doctest-dev zlib1g-dev libtomlplusplus-dev libopenmpi-dev openmpi-bin"
 
 stepsim_setup_deps() {
   local missing=""
