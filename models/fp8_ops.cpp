@@ -5,20 +5,20 @@
 // attention core, norms, activations, the router, the embedding and Megatron's output layer,
 // which is not a TE module.
 //
-// Each FP8 GEMM adds two bandwidth-bound kernels (the transposes only where the GPU's FP8 tensor
-// cores need the TN layout: Hopper and Ada, not Blackwell, hw::GpuSpec::fp8_transposes):
+// Each FP8 GEMM adds two bandwidth-bound kernels:
 // - before it, the cast of its 16-bit input to FP8 together with the transpose the weight
-//   gradient needs (Hopper's FP8 tensor cores take only the TN layout, so TE's cast_transpose
-//   writes both): reads e bytes and writes 1 + 1 per element. Where TE fuses the norm before the
-//   GEMM (LayerNormLinear: qkv and the MLP's up projection in Megatron-Core's TE layer spec, and
-//   the up projections after latent attention's norms), the norm already writes FP8 and only the
-//   transpose remains: 1 + 1 bytes per element.
-// - after it (run in backward, before its gradients), the cast_transpose of the output gradient:
-//   e + 1 + 1 bytes per element.
+//   gradient needs where the GPU's FP8 tensor cores take only the TN layout (Hopper and Ada, not
+//   Blackwell: hw::GpuSpec::fp8_transposes; TE's cast_transpose writes both): reads e bytes and
+//   writes 1 (+ 1) per element. Where TE fuses the norm before the GEMM (LayerNormLinear: qkv
+//   and the MLP's up projection in Megatron-Core's TE layer spec, and the up projections after
+//   latent attention's norms), the norm already writes FP8 and only the transpose remains: 1 + 1
+//   bytes per element, or no kernel at all without transposes.
+// - after it (run in backward, before its gradients), the cast of the output gradient: e + 1
+//   (+ 1) bytes per element.
 // Delayed scaling takes the amax inside these kernels; current (tensorwise) scaling first reads
 // the tensor once more for its amax, a kernel of its own.
-// The GEMMs read their operands in FP8. The GEMM keeps the FP8 transpose of its input for the weight gradient (1 byte per element)
-// instead of the 16-bit input.
+// The GEMMs read their operands in FP8 and write 16-bit results; each keeps its input in FP8 for
+// the weight gradient (1 byte per element) instead of the 16-bit one.
 #include "models/op_builders.hpp"
 
 namespace stepsim::models {
