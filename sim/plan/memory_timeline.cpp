@@ -33,10 +33,11 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   m.parameters = dense.params + expert.params;
   m.gradients = dense.grads + expert.grads;
   m.optimizer_states = dense.optimizer + expert.optimizer;
-  // FP8 training keeps each FP8 GEMM's weight in FP8 and, where the GPU needs it, transposed
-  // (1 + 1 bytes) beside the 16-bit one for the whole step (TE caches them over the microbatches); sharded parameters are cast as
-  // they are gathered and freed with them (not counted).
-  // FP8 parameters (fp8_param_gather) are those copies: 1 byte each instead of 2, plus the transpose.
+  // FP8 training keeps each FP8 GEMM's weight in FP8, and where the GPU needs it transposed too
+  // (1 + 1 bytes), beside the 16-bit one for the whole step (TE caches them over the microbatches).
+  // FP8 parameters (fp8_param_gather) are the FP8 weight itself: the 16-bit one goes (2 bytes
+  // become 1) and only the transpose is extra. Sharded parameters are cast as they are gathered
+  // and freed with them (not counted).
   if (!b.in.st.shards_parameters()) {
     const std::int64_t fp8 = b.in.stage_fp8_params[stage];
     const std::int64_t transpose = b.in.sc.cluster.gpu.fp8_transposes ? fp8 : 0;
