@@ -15,6 +15,7 @@ DGXC_CSV = os.path.join(OUT, 'sources', 'dgxc_h100_bf16.csv')
 MOE_CSV = os.path.join(OUT, 'sources', 'moe_h100_bf16.csv')
 DGXC_FP8_CSV = os.path.join(OUT, 'sources', 'dgxc_h100_fp8.csv')
 DGXC_GB200_CSV = os.path.join(OUT, 'sources', 'dgxc_gb200.csv')
+MOSAIC_FP8_CSV = os.path.join(OUT, 'sources', 'mosaic_h100_fp8.csv')
 
 # Tolerance per row, as the issue states the target: max |error| <= 15 % per source.
 TOLERANCE = 0.15
@@ -28,6 +29,9 @@ METRICS = {
     'mosaic_mfu':
         "MosaicML llm-foundry MFU: (3*2*N*s + 3*L*2*2*h*s^2) * sequences/s / (GPUs * 312 TFLOP/s); "
         "N = parameters, attention FLOPs counted in full (no causal halving), no recompute",
+    'mosaic_mfu_fp8':
+        "MosaicML llm-foundry MFU: (3*2*N*s + 3*L*2*2*h*s^2) * sequences/s / (GPUs * 1979 TFLOP/s, the FP8 "
+        "peak Composer's speed monitor divides amp_fp8 runs by); attention FLOPs counted in full, no recompute",
 }
 
 
@@ -61,7 +65,7 @@ def scenario(name, r, hardware, model, training, strategy, metric, measured, sou
         '  - {' + ', '.join(f'{k}: {v}' for k, v in strategy.items()) + '}',
         'validation:',
         f"  source: {yaml_str(source_note)}",
-        f'  metric: {metric}',
+        f"  metric: {metric.removesuffix('_fp8')}",
         f'  definition: {yaml_str(METRICS[metric])}',
         f'  measured: {measured}',
         f'  tolerance: {TOLERANCE}',
@@ -298,6 +302,36 @@ def mosaic(r):
             strategy, 'mosaic_mfu', r['measured_mfu'], 'MosaicML llm-foundry benchmarks (A100 80GB)')
 
 
+# MPT as llm-foundry's benchmark yamls build it (data README 6c): FFN 4d, vocabulary 50,368.
+MPT = {'350m': (24, 1024, 16), '1b': (24, 2048, 16), '3b': (32, 2560, 20)}
+
+
+def mosaic_fp8(r):
+    """A row of llm-foundry's 'H100 80GB FP8' table (sources/README.md): Composer FSDP FULL_SHARD
+    with Transformer Engine's linear layers in FP8 (fc_type te, precision amp_fp8, delayed
+    scaling), flash attention, on one 8-GPU H100 node."""
+    layers, hidden, heads = MPT[r['model']]
+    s, gpus = int(r['seq_len']), int(r['num_gpus'])
+    recompute = 'full' if r['activation_checkpointing'] == 'True' else 'none'
+    strategy = {'name': 'paper', 'tp': 1, 'pp': 1, 'dp': gpus, 'zero_stage': 3, 'micro_batch': r['micro_batch'],
+                'recompute': recompute, 'flash_attention': 'true', 'framework': 'fsdp',
+                'fsdp_backward_prefetch': 'backward_post'}
+    title = 'MPT-' + r['model']
+    model = inline_model({'model': title, 'layers': layers, 'hidden': hidden, 'heads': heads,
+                          'ffn_hidden': 4 * hidden, 'vocab': 50368},
+                         ['tied_embeddings: true', 'position: learned', f'max_seq: {s}', 'bias: false', 'norm: layernorm'])
+    name = f"MosaicML {title} FP8 s={s} mb={r['micro_batch']} {recompute} on {gpus} H100"
+    row = {'model': title, 'num_gpus': gpus, 'gpu': 'H100 80GB',
+           'source': f"{r['source_location']}, table '{r['table']}'",
+           'notes': (f"Composer FSDP {r['sharding']}; precision {r['precision']}; global batch {r['global_batch']}, "
+                     f"grad-accum {r['grad_accum']}; model TFLOP/s per GPU {r['measured_tflops_per_gpu']}")}
+    text = scenario(name, row, '{preset: dgx-h100}', model,
+                    {'seq_len': s, 'global_batch': r['global_batch'], 'precision': 'fp8'}, strategy,
+                    'mosaic_mfu_fp8', float(r['measured_mfu_percent']) / 100, 'MosaicML llm-foundry benchmarks (H100 80GB FP8)',
+                    origin='scenarios/validation/sources/mosaic_h100_fp8.csv')
+    return 'mosaicml-' + slug(name), text
+
+
 def megatron_vocab(vocab, tp):
     # Megatron pads the vocabulary to a multiple of make-vocab-size-divisible-by (128) times TP
     # (megatron/tokenizer/tokenizer.py, _vocab_size_with_padding).
@@ -368,8 +402,8 @@ def main():
         with open(os.path.join(OUT, base + '.yaml'), 'w') as out:
             out.write(text)
         written += 1
-    for r in csv.DictReader(open(DGXC_GB200_CSV)):
-        base, text = dgxc(r, gb200=True)
+    for base, text in ([dgxc(r, gb200=True) for r in csv.DictReader(open(DGXC_GB200_CSV))] +
+                       [mosaic_fp8(r) for r in csv.DictReader(open(MOSAIC_FP8_CSV))]):
         names.add(base)
         with open(os.path.join(OUT, base + '.yaml'), 'w') as out:
             out.write(text)

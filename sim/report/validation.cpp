@@ -35,13 +35,16 @@ double dtype_peak(const plan::Scenario& s) {
 }
 
 // MosaicML llm-foundry scripts/train/benchmarking/README.md: flops_per_seq = 2·N·s,
-// attn_flops_per_seq = L·2·2·h·s², MFU = 3·(both)·sequences_per_s / (GPUs · peak).
+// attn_flops_per_seq = L·2·2·h·s², MFU = 3·(both)·sequences_per_s / (GPUs · peak), the peak of the
+// run's precision as Composer's speed monitor has it: amp_fp8 runs over the FP8 peak
+// (composer/callbacks/speed_monitor.py GPU_AVAILABLE_FLOPS, 'amp_fp8': 3.958e15 / 2 on H100).
 double mosaic_mfu(const plan::Scenario& s, const plan::StepResult& r) {
   const double n = static_cast<double>(models::total_params(s.model));
   const double seq = static_cast<double>(s.training.seq_len);
   const double per_seq = 3.0 * (2.0 * n * seq + s.model.layers * 4.0 * s.model.hidden * seq * seq);
   const double seqs_per_s = static_cast<double>(s.training.global_batch) / r.step_time_s;
-  return per_seq * seqs_per_s / (r.gpus * dtype_peak(s));
+  const double peak = s.training.precision == plan::Precision::fp8 ? s.cluster.gpu.peak.fp8 : dtype_peak(s);
+  return per_seq * seqs_per_s / (r.gpus * peak);
 }
 
 }  // namespace
