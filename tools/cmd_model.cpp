@@ -1,5 +1,6 @@
 // `stepsim model show MODEL`: a model's shape, parameters, FLOPs per token, its per-layer ops with
 // FLOPs, bytes and time on a GPU, and memory per GPU by ZeRO stage. `stepsim model list`: presets.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -40,21 +41,24 @@ double ms(std::int64_t ps) { return static_cast<double>(ps) / 1e9; }
 const char* half_name(const hw::GpuSpec& gpu) { return gpu.peak.half() == hw::Dtype::bf16 ? "bf16" : "fp16"; }
 
 void print_ops_table(const std::vector<models::OpCost>& ops, const hw::GpuSpec& gpu) {
-  std::printf("  %-15s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", "op", "fwd GFLOP", "B GFLOP", "W GFLOP",
+  int width = 15;  // FP8's cast ops ("mlp_down_grad_fp8_cast") are longer than the rest
+  for (const auto& op : ops) width = std::max(width, static_cast<int>(op.name.size()));
+  std::printf("  %-*s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", width, "op", "fwd GFLOP", "B GFLOP", "W GFLOP",
               "fwd MB", "bwd MB", "act MiB", "fwd ms", "B ms", "W ms");
   models::OpsTime sum;
   for (const auto& op : ops) {
     const auto t = models::time_op(op, gpu, gpu.peak.half());
-    std::printf("  %-15s %10.2f %10.2f %10.2f %10.1f %10.1f %10.1f %9.3f %9.3f %9.3f%s\n", op.name.c_str(),
+    std::printf("  %-*s %10.2f %10.2f %10.2f %10.1f %10.1f %10.1f %9.3f %9.3f %9.3f%s\n", width, op.name.c_str(),
                 op.fwd_flops / 1e9, op.bwd_input_flops / 1e9, op.bwd_weight_flops / 1e9, op.fwd_bytes / 1e6,
                 (op.bwd_input_bytes + op.bwd_weight_bytes) / 1e6, static_cast<double>(op.activation_bytes) / 1048576.0,
-                ms(t.fwd_ps), ms(t.bwd_input_ps), ms(t.bwd_weight_ps), op.recompute ? "  (recomputed)" : "");
+                ms(t.fwd_ps), ms(t.bwd_input_ps), ms(t.bwd_weight_ps),
+                op.recompute ? "  (recomputed)" : op.fp8 ? "  (FP8)" : "");
     sum.fwd_ps += t.fwd_ps;
     sum.bwd_input_ps += t.bwd_input_ps;
     sum.bwd_weight_ps += t.bwd_weight_ps;
   }
   const auto total = models::sum_ops(ops);
-  std::printf("  %-15s %10.2f %10.2f %10.2f %10.1f %10.1f %10.1f %9.3f %9.3f %9.3f\n", "layer total",
+  std::printf("  %-*s %10.2f %10.2f %10.2f %10.1f %10.1f %10.1f %9.3f %9.3f %9.3f\n", width, "layer total",
               total.fwd_flops / 1e9, total.bwd_input_flops / 1e9, total.bwd_weight_flops / 1e9, total.fwd_bytes / 1e6,
               total.bwd_bytes / 1e6, static_cast<double>(total.activation_bytes) / 1048576.0, ms(sum.fwd_ps),
               ms(sum.bwd_input_ps), ms(sum.bwd_weight_ps));
@@ -108,8 +112,9 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
   // The first layer's ops (a local one where windows alternate), then what a global layer changes.
   models::LayerShape first = s;
   first.attention_window = windowed ? models::attention_window(m, 0) : 0;
-  std::printf("One %slayer on one rank of %s (%s): micro-batch %lld, seq %lld, tp %d%s, recompute %s, %s\n",
-              windowed ? "local " : "", gpu.name.c_str(), half_name(gpu), static_cast<long long>(s.micro_batch),
+  std::printf("One %slayer on one rank of %s (%s%s): micro-batch %lld, seq %lld, tp %d%s, recompute %s, %s\n",
+              windowed ? "local " : "", gpu.name.c_str(), half_name(gpu),
+              s.fp8 != models::Fp8Recipe::none ? ", linear GEMMs in FP8 with their casts" : "", static_cast<long long>(s.micro_batch),
               static_cast<long long>(s.seq), s.tp, s.sequence_parallel ? " + SP" : "", models::to_string(s.recompute),
               s.flash_attention ? "flash attention" : "unfused attention");
   print_ops_table(models::layer_ops(m, first), gpu);
@@ -188,6 +193,7 @@ int run_model(const Args& args) {
       "sp", po::bool_switch(&o.shape.sequence_parallel), "sequence parallelism")(
       "recompute", po::value(&recompute)->default_value("none"), "none | selective | full")(
       "no-flash", "unfused (Megatron) attention instead of flash attention")(
+      "fp8", "FP8 training as Transformer Engine runs it (delayed scaling): FP8 GEMMs and their casts")(
       "gpu", po::value(&o.gpu_name)->default_value("A100-SXM4-80GB"), "GPU name from hardware/gpus.yaml")(
       "dp", po::value(&o.dp)->default_value(8), "data-parallel size for the ZeRO memory table")(
       "json", po::bool_switch(&o.json), "machine-readable output");
@@ -212,6 +218,11 @@ int run_model(const Args& args) {
                      std::to_string(m.heads) + " heads and FFN width " + std::to_string(m.ffn_hidden) +
                      (m.moe.enabled() ? " and the experts' " + std::to_string(m.moe.expert_ffn) : std::string()));
   const hw::GpuSpec gpu = hw::load_gpu_spec(o.gpu_name);
+  if (vm->count("fp8")) {
+    if (gpu.peak.fp8 <= 0) throw UsageError("--fp8: " + gpu.name + " has no FP8 tensor cores");
+    o.shape.fp8 = models::Fp8Recipe::delayed;
+    o.shape.fp8_transposes = gpu.fp8_transposes;
+  }
   if (o.json) print_json(m, o, gpu);
   else print_text(m, o, gpu);
   return 0;
