@@ -210,11 +210,6 @@ class MegatronArgsReader {
     constexpr std::int64_t kMax = 1 << 20;
     const models::MoeSpec& moe = model_.moe;
     const std::string model = "the scenario's model " + model_.name;
-    auto same = [&](const std::string& name, std::int64_t expected, const std::string& field) {
-      if (has(name) && integer(at(name), 0, std::int64_t{1} << 40) != expected)
-        fail(at(name).value->pos(), name, "expected " + std::to_string(expected) + " (" + model + " has " + field + " " +
-                                              std::to_string(expected) + "), found " + text(at(name)));
-    };
     if (has("num-experts") && !moe.enabled())
       fail(at("num-experts").value->pos(), "num-experts", model + " is dense; expected no --num-experts, found " + text(at("num-experts")));
     same("num-experts", moe.experts, "moe.experts");
@@ -305,6 +300,13 @@ class MegatronArgsReader {
 
   std::string script_file() const { return args_.empty() ? std::string() : args_.front().pos.file; }
 
+  // A flag that states a figure of the model, against the scenario's model's `field`.
+  void same(const std::string& name, std::int64_t expected, const std::string& field) const {
+    if (has(name) && integer(at(name), 0, std::int64_t{1} << 40) != expected)
+      fail(at(name).value->pos(), name, "expected " + std::to_string(expected) + " (the scenario's model " + model_.name +
+                                            " has " + field + " " + std::to_string(expected) + "), found " + text(at(name)));
+  }
+
   void check_equal(const std::string& name, std::int64_t expected, const std::string& what) const {
     if (!has(name)) return;
     if (integer(at(name), 0, std::int64_t{1} << 50) != expected)
@@ -316,12 +318,6 @@ class MegatronArgsReader {
   // FFN 4h, or int(4h·2/3 / 64)·64 with --swiglu; MHA unless --group-query-attention).
   void read_model() {
     const std::string model = "the scenario's model " + model_.name;
-    auto same = [&](const std::string& name, std::int64_t expected, const std::string& field) {
-      if (!has(name)) return;
-      if (integer(at(name), 1, std::int64_t{1} << 40) != expected)
-        fail(at(name).value->pos(), name, "expected " + std::to_string(expected) + " (" + model + " has " + field + " " +
-                                              std::to_string(expected) + "), found " + text(at(name)));
-    };
     same("num-layers", model_.layers, "layers");
     same("hidden-size", model_.hidden, "hidden");
     same("num-attention-heads", model_.heads, "heads");

@@ -36,7 +36,8 @@ struct Bucket {
 
 // What one collective over a bucket carries: gradients at grad_bytes per element, the updated
 // parameters at 2 B — those of FP8 GEMMs at 1 B with FP8 parameters, taken at the stage's share
-// (a bucket holds whole layers, whose share is the stage's but for its norms and embedding).
+// (the FP8 GEMMs' share of the stage's parameters: a bucket's own share differs only by the
+// norms and embedding it happens to hold).
 std::int64_t bucket_bytes(const Build& b, const Bucket& bucket, comm::Op op, int stage) {
   if (op != comm::Op::all_gather) return bucket.params * b.in.grad_bytes;
   const auto s = static_cast<std::size_t>(stage);
