@@ -208,6 +208,7 @@ const std::vector<Route>& Router::routes(int from, int to) const {
   if (from < 0 || to < 0 || from >= n || to >= n || from == to)
     throw std::logic_error("Router::routes(" + std::to_string(from) + ", " + std::to_string(to) +
                            "): needs two different GPUs below " + std::to_string(n));
+  if (log_) log_->emplace_back(from, to);
   const std::uint64_t key = static_cast<std::uint64_t>(from) << 32 | static_cast<std::uint32_t>(to);
   if (const auto hit = cache_.find(key); hit != cache_.end()) return hit->second;
   Graph& G = *graph_;

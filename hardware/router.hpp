@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "hardware/cluster.hpp"
@@ -43,12 +44,19 @@ class Router {
   /// (capacity / routes using it), which is the plain sum when the routes are disjoint.
   double bottleneck_bytes_per_s(int from, int to) const;
   const Cluster& cluster() const { return cluster_; }
+  /// While `log` is set (not nullptr), every pair routes() is asked for is appended to it, cache
+  /// hits included: what a computation on this router consulted, so that its result can be
+  /// reused where those routes are the same up to renaming (route_equivalence.hpp).
+  void record_pairs(std::vector<std::pair<int, int>>* log) const { log_ = log; }
+  /// The log record_pairs() set, or nullptr.
+  std::vector<std::pair<int, int>>* recording() const { return log_; }
 
  private:
   struct Graph;  // the Boost.Graph and per-source predecessor DAGs (router.cpp)
   const Cluster& cluster_;
   std::shared_ptr<Graph> graph_;
   mutable std::unordered_map<std::uint64_t, std::vector<Route>> cache_;  // (from << 32 | to) -> routes
+  mutable std::vector<std::pair<int, int>>* log_ = nullptr;
 };
 
 }  // namespace stepsim::hw

@@ -19,11 +19,15 @@
 //   group, so that collectives of one group that overlap in time (ZeRO-3's all-gather of the next
 //   layer beside the reduce-scatter of the last) share its bandwidth max-min, as their rings share
 //   the same links in full fidelity.
-// Both caches are keyed by size, so a step with 100 identical buckets simulates one.
+// Both caches are keyed by size, so a step with 100 identical buckets simulates one; and a shared
+// time solved for one pipeline stage serves every stage whose groups the router answers for
+// alike, up to renaming links and servers (hw::same_up_to_renaming, checked on the very route
+// questions the solve asked), so 16 stages of a regular cluster solve once.
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
+#include "hardware/route_equivalence.hpp"
 #include "sim/comm/concurrent.hpp"
 #include "sim/plan/task_graph.hpp"
 
@@ -31,6 +35,28 @@ namespace stepsim::plan {
 namespace {
 // A shared link's capacity: one byte per picosecond, so a flow's bytes are its alone-time in ps.
 constexpr double kSharedLinkBytesPerS = 1e12;
+
+// Records into `log` the pairs the router is asked for while alive, then hands the pairs on to
+// the log it found (nested recordings: an outer solve sees what an inner one asked).
+class Recording {
+ public:
+  Recording(const hw::Router& router, std::vector<std::pair<int, int>>& log)
+      : router_(router), log_(log), outer_(router.recording()) {
+    router_.record_pairs(&log_);
+  }
+  ~Recording() {
+    router_.record_pairs(outer_);
+    if (outer_) outer_->insert(outer_->end(), log_.begin(), log_.end());
+  }
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+ private:
+  const hw::Router& router_;
+  std::vector<std::pair<int, int>>& log_;
+  std::vector<std::pair<int, int>>* outer_;
+};
+
 }  // namespace
 
 std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std::vector<int>& group,
@@ -139,22 +165,52 @@ Collectives::SplitTime Collectives::concurrent_dp_time(comm::Op op, std::int64_t
     for (int d : dp_indices) same_shape.push_back(b_.in.grid.rank({t, d, pp}));
   }
   if (spans_tp) groups.push_back(group);
-  // Hockney's α–β model, T(n) = α + β·n, from two sizes: α = 2·T(n/2) − T(n), both under the
-  // algorithm and protocol the tuner picks at n (the line of one algorithm; tuned again at n/2 it
-  // could be a chord between two lines). α is kept within [0, T(n)].
-  std::vector<comm::CollectiveRequest> requests = requests_for(groups, op, bytes);
-  for (comm::CollectiveRequest& r : requests) {
-    const comm::AlgorithmChoice choice = comm::choose_with_estimate(b_.router, r);
-    r.algorithm = choice.algorithm;
-    r.protocol = choice.protocol;
+  std::vector<int> gpus;
+  for (const auto& g : groups) gpus.insert(gpus.end(), g.begin(), g.end());
+  // Link faults degrade links by name, which a renaming does not see: every stage solves then.
+  const bool reusable = b_.in.sc.faults.links.empty();
+  auto& solved = solved_groups_[std::make_tuple(static_cast<int>(op), bytes, dp_indices, tp_indices)];
+  for (const SolvedGroups& s : solved)
+    if (reusable && hw::same_up_to_renaming(b_.router, s.pairs, s.gpus, gpus)) return concurrent_cache_[key] = s.time;
+  std::vector<std::pair<int, int>> asked;
+  core::Duration whole, half;
+  {
+    const Recording recording(b_.router, asked);
+    // Hockney's α–β model, T(n) = α + β·n, from two sizes: α = 2·T(n/2) − T(n), both under the
+    // algorithm and protocol the tuner picks at n (the line of one algorithm; tuned again at n/2
+    // it could be a chord between two lines). α is kept within [0, T(n)].
+    std::vector<comm::CollectiveRequest> requests = requests_for(groups, op, bytes);
+    choose_for_all(requests);
+    whole = concurrent_time(requests);
+    for (comm::CollectiveRequest& r : requests) r.bytes = bytes / 2;
+    half = bytes >= 2 ? concurrent_time(requests) : whole;
   }
-  const core::Duration whole = concurrent_time(requests);
-  for (comm::CollectiveRequest& r : requests) r.bytes = bytes / 2;
-  const core::Duration half = bytes >= 2 ? concurrent_time(requests) : whole;
   const core::Duration latency{std::clamp<std::int64_t>(2 * half.ps - whole.ps, 0, whole.ps)};
   const SplitTime t{latency, core::Duration{whole.ps - latency.ps}};
   concurrent_cache_[key] = t;
+  std::sort(asked.begin(), asked.end());
+  asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+  if (reusable) solved.push_back({std::move(gpus), std::move(asked), t});
   return t;
+}
+
+void Collectives::choose_for_all(std::vector<comm::CollectiveRequest>& requests) {
+  std::vector<std::pair<int, int>> first_asked;  // what the first request's choice asked the router
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    comm::CollectiveRequest& r = requests[k];
+    if (k > 0 && b_.in.sc.faults.links.empty() &&
+        hw::same_up_to_renaming(b_.router, first_asked, requests.front().gpus, r.gpus)) {
+      r.algorithm = requests.front().algorithm;
+      r.protocol = requests.front().protocol;
+      continue;
+    }
+    std::vector<std::pair<int, int>> asked;
+    const Recording recording(b_.router, asked);
+    const comm::AlgorithmChoice choice = comm::choose_with_estimate(b_.router, r);
+    r.algorithm = choice.algorithm;
+    r.protocol = choice.protocol;
+    if (k == 0) first_asked = asked;
+  }
 }
 
 std::vector<comm::CollectiveRequest> Collectives::requests_for(const std::vector<std::vector<int>>& groups, comm::Op op,

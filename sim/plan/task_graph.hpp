@@ -63,6 +63,18 @@ class Collectives {
   std::vector<std::int8_t> leaves_nvlink_;  // [first global rank of a TP group]: −1 unknown, 0, 1
   // op, bytes, stage, DP indices, TP indices (a group folded over TP; else empty)
   std::map<std::tuple<int, std::int64_t, int, std::vector<int>, std::vector<int>>, SplitTime> concurrent_cache_;
+  /// A concurrent_dp_time() solved for one stage, with what it asked the router: another stage's
+  /// groups whose routes are the same up to renaming get the same time (route_equivalence.hpp).
+  struct SolvedGroups {
+    std::vector<int> gpus;                    ///< every group's GPUs, one after another
+    std::vector<std::pair<int, int>> pairs;   ///< the GPU pairs whose routes the solve read
+    SplitTime time;
+  };
+  // op, bytes, DP indices, TP indices -> the stages solved so far that no other stage matched
+  std::map<std::tuple<int, std::int64_t, std::vector<int>, std::vector<int>>, std::vector<SolvedGroups>> solved_groups_;
+  /// The tuner's choice for each of `requests` (alike groups of one stage): chosen for the first,
+  /// and for each other where its routes are the first's up to renaming, else chosen again.
+  void choose_for_all(std::vector<comm::CollectiveRequest>& requests);
   /// [DP/ZeRO group] -> the link its symmetric-fidelity collectives share (kSharedLinkBytesPerS).
   std::map<std::vector<int>, core::LinkId> shared_links_;
 };

@@ -1,0 +1,74 @@
+#include "hardware/route_equivalence.hpp"
+
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace stepsim::hw {
+namespace {
+
+// A one-to-one correspondence built up as pairs are seen; false once one would break it.
+class Renaming {
+ public:
+  bool pair(int a, int b) {
+    const auto [fwd, new_a] = forward_.try_emplace(a, b);
+    const auto [bwd, new_b] = backward_.try_emplace(b, a);
+    return fwd->second == b && bwd->second == a && new_a == new_b;
+  }
+
+ private:
+  std::unordered_map<int, int> forward_, backward_;
+};
+
+bool same_link(const Link& a, const Link& b) {
+  return a.kind == b.kind && a.bytes_per_s == b.bytes_per_s && a.latency_ps == b.latency_ps;
+}
+
+// A GPU's outgoing links as (kind, rate), sorted: what its total send rate is made of.
+using Outgoing = std::vector<std::pair<int, double>>;
+
+}  // namespace
+
+bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, int>>& pairs, const std::vector<int>& from,
+                         const std::vector<int>& to) {
+  const Cluster& cluster = router.cluster();
+  if (from.size() != to.size()) return false;
+  std::unordered_map<int, int> rename;
+  Renaming gpus, servers, links;
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    if (!gpus.pair(from[i], to[i])) return false;
+    if (!servers.pair(cluster.server_of(from[i]), cluster.server_of(to[i]))) return false;
+    rename.emplace(from[i], to[i]);
+  }
+  // Each renamed GPU sends over links like those of the GPU it renames.
+  std::unordered_map<int, Outgoing> outgoing;  // GPU node -> its outgoing links
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    outgoing.try_emplace(cluster.gpu_nodes[static_cast<std::size_t>(from[i])]);
+    outgoing.try_emplace(cluster.gpu_nodes[static_cast<std::size_t>(to[i])]);
+  }
+  for (const Link& l : cluster.links)
+    if (const auto it = outgoing.find(l.from); it != outgoing.end()) it->second.emplace_back(static_cast<int>(l.kind), l.bytes_per_s);
+  for (auto& [node, out] : outgoing) std::sort(out.begin(), out.end());
+  for (std::size_t i = 0; i < from.size(); ++i)
+    if (outgoing[cluster.gpu_nodes[static_cast<std::size_t>(from[i])]] != outgoing[cluster.gpu_nodes[static_cast<std::size_t>(to[i])]])
+      return false;
+  for (const auto& [a, b] : pairs) {
+    const auto ra = rename.find(a), rb = rename.find(b);
+    if (ra == rename.end() || rb == rename.end()) return false;
+    const auto& before = router.routes(a, b);
+    const auto& after = router.routes(ra->second, rb->second);
+    if (before.size() != after.size()) return false;
+    for (std::size_t r = 0; r < before.size(); ++r) {
+      if (before[r].size() != after[r].size()) return false;
+      for (std::size_t k = 0; k < before[r].size(); ++k) {
+        const int x = before[r][k], y = after[r][k];
+        if (!links.pair(x, y) || !same_link(cluster.links[static_cast<std::size_t>(x)], cluster.links[static_cast<std::size_t>(y)]))
+          return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace stepsim::hw
