@@ -1,12 +1,12 @@
 #include "hardware/router.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/dijkstra_shortest_paths.hpp>
-#include <boost/graph/filtered_graph.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
+#include <queue>
 #include <stdexcept>
 #include <string>
 
@@ -30,61 +30,11 @@ using Edge = boost::graph_traits<BoostGraph>::edge_descriptor;
 struct Pred {
   int link;
   Vertex from;
+  bool operator<(const Pred& o) const { return link < o.link || (link == o.link && from < o.from); }
 };
-using Dag = std::vector<std::vector<Pred>>;  // per vertex: the last links of its shortest routes
-
-// Dijkstra visitor keeping every equal-cost predecessor, not just one.
-struct TieRecorder : boost::default_dijkstra_visitor {
-  Dag* preds = nullptr;
-  const std::vector<std::int64_t>* dist = nullptr;
-  template <typename G>
-  void edge_relaxed(Edge e, const G& g) const {
-    (*preds)[boost::target(e, g)].assign(1, Pred{g[e].link, boost::source(e, g)});
-  }
-  template <typename G>
-  void edge_not_relaxed(Edge e, const G& g) const {
-    const Vertex u = boost::source(e, g), v = boost::target(e, g);
-    if ((*dist)[v] != std::numeric_limits<std::int64_t>::max() && (*dist)[u] + g[e].weight == (*dist)[v])
-      (*preds)[v].push_back(Pred{g[e].link, u});
-  }
-};
-
-// Routes between GPUs of one server stay inside it: the graph without network links.
-struct NoNetwork {
-  const BoostGraph* g = nullptr;
-  bool operator()(const Edge& e) const { return !(*g)[e].network; }
-};
-
-// Routes between two servers stay in them and the switches between: no server forwards traffic
-// between two others (NCCL moves data only through the two ranks' hosts and the fabric). The
-// search then visits two servers, not all of them.
-struct BetweenServers {
-  const BoostGraph* g = nullptr;
-  const std::vector<int>* server_of_vertex = nullptr;  // per vertex; -1 for switches outside servers
-  int a = 0, b = 0;
-  bool outside_or_ours(Vertex v) const {
-    const int s = (*server_of_vertex)[v];
-    return s < 0 || s == a || s == b;
-  }
-  bool operator()(const Edge& e) const { return outside_or_ours(boost::source(e, *g)) && outside_or_ours(boost::target(e, *g)); }
-};
-
-// Fills `dag` (reusing its storage: a DAG is recomputed into the slot of an older one, and
-// reallocating one list per vertex each time cost more than the search).
-template <typename G>
-void shortest_route_dag(const G& g, Vertex source, Dag& dag) {
-  std::vector<std::int64_t> dist(boost::num_vertices(g));
-  dag.resize(dist.size());
-  for (auto& preds : dag) preds.clear();
-  TieRecorder recorder;
-  recorder.preds = &dag;
-  recorder.dist = &dist;
-  boost::dijkstra_shortest_paths(
-      g, source,
-      boost::weight_map(boost::get(&EdgeData::weight, g))
-          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
-          .visitor(recorder));
-}
+// Per vertex the search reached: the last links of its shortest routes, ordered by link, so that
+// routes come out in one order whatever order the search met them in.
+using Dag = std::unordered_map<Vertex, std::vector<Pred>>;
 
 }  // namespace
 
@@ -99,7 +49,8 @@ struct Router::Graph {
   int nodes = 0, block = 0, layers = 1;
   std::vector<int> gpu_of_node;
   // The DAGs of the most recently routed sources (across servers, or within one): a DAG spans
-  // the whole graph, so keeping one per GPU of a 16,384-GPU cluster would take tens of GB. A plan
+  // what its search reached (two servers and every switch), so keeping one per GPU of a
+  // 16,384-GPU cluster would take GBs. A plan
   // asks for a source's few peers close together (a ring's neighbours, a tree's parent and
   // children), so a short list recomputes a DAG rarely; the routes themselves stay cached.
   // `scope`: which part of the graph the DAG was searched in (kInside, kEverywhere or a server: dag_of).
@@ -137,15 +88,64 @@ struct Router::Graph {
     slot->source = source_gpu;
     slot->scope = scope;
     slot->used = clock;
+    // Between two servers, routes stay in them and the switches between: no server forwards
+    // traffic between two others (NCCL moves data only through the two ranks' hosts and the
+    // fabric), so the search visits two servers, not all of them. Inside a server, routes use no
+    // network link.
+    auto outside_or_ours = [&](Vertex v) {
+      const int s = server_of_vertex[v];
+      return s < 0 || s == source_server || s == scope;
+    };
     if (scope == kInside)
-      shortest_route_dag(boost::make_filtered_graph(g, NoNetwork{&g}), source, slot->dag);
+      search(source, [&](const Edge& e) { return !g[e].network; }, slot->dag);
     else if (scope == kEverywhere)
-      shortest_route_dag(g, source, slot->dag);
+      search(source, [](const Edge&) { return true; }, slot->dag);
     else
-      shortest_route_dag(boost::make_filtered_graph(g, BetweenServers{&g, &server_of_vertex, source_server, scope}), source,
-                         slot->dag);
+      search(source, [&](const Edge& e) { return outside_or_ours(boost::source(e, g)) && outside_or_ours(boost::target(e, g)); },
+             slot->dag);
     return slot->dag;
   }
+
+  // Dijkstra from `source` over the edges `allowed` admits, keeping every equal-cost predecessor
+  // (Dijkstra 1959; ties kept as in Boost's visitor edge_not_relaxed). Its scratch is sized to
+  // the graph once and only the vertices reached are reset, so a search between two servers of a
+  // 16,384-GPU cluster costs those two servers and the switches, not the graph.
+  template <typename Allowed>
+  void search(Vertex source, const Allowed& allowed, Dag& dag) {
+    constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
+    if (dist.empty()) dist.assign(boost::num_vertices(g), kUnreached), settled.assign(dist.size(), 0);
+    dag.clear();
+    touched.clear();
+    using Entry = std::pair<std::int64_t, Vertex>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+    dist[source] = 0;
+    touched.push_back(source);
+    queue.emplace(0, source);
+    while (!queue.empty()) {
+      const auto [d, u] = queue.top();
+      queue.pop();
+      if (settled[u]) continue;
+      settled[u] = 1;
+      for (const Edge& e : boost::make_iterator_range(boost::out_edges(u, g))) {
+        if (!allowed(e)) continue;
+        const Vertex v = boost::target(e, g);
+        const std::int64_t through = d + g[e].weight;
+        if (dist[v] == kUnreached) touched.push_back(v);
+        if (through < dist[v]) {
+          dist[v] = through;
+          dag[v].assign(1, Pred{g[e].link, u});
+          queue.emplace(through, v);
+        } else if (through == dist[v]) {
+          dag[v].push_back(Pred{g[e].link, u});
+        }
+      }
+    }
+    for (const Vertex v : touched) dist[v] = kUnreached, settled[v] = 0;
+    for (auto& [v, preds] : dag) std::sort(preds.begin(), preds.end());
+  }
+  std::vector<std::int64_t> dist;  // per vertex, between searches: kUnreached
+  std::vector<char> settled;       // per vertex, between searches: 0
+  std::vector<Vertex> touched;
 
   Vertex in(int node, int layer) const { return static_cast<Vertex>(layer * block + node); }
   Vertex out(int node, int layer) const {
@@ -194,7 +194,9 @@ void collect_routes(const Dag& dag, Vertex at, Vertex source, Route& reversed, s
     out.emplace_back(reversed.rbegin(), reversed.rend());
     return;
   }
-  for (const Pred& p : dag[at]) {
+  const auto preds = dag.find(at);
+  if (preds == dag.end()) return;
+  for (const Pred& p : preds->second) {
     reversed.push_back(p.link);
     collect_routes(dag, p.from, source, reversed, out);
     reversed.pop_back();

@@ -1,4 +1,4 @@
-// Routes between GPUs on a Cluster's graph (Boost.Graph inside): shortest paths by hop count,
+// Routes between GPUs on a Cluster's graph (a Boost.Graph inside): shortest paths by hop count,
 // all equal-cost ones where the topology has several (NVSwitch planes, ECMP in fat trees).
 // Computed on first use and cached per GPU pair asked for (not per pair of the cluster); the
 // shortest-path DAGs behind them are kept for the most recent sources only, so memory grows with
@@ -15,8 +15,9 @@
 // two servers are wired together only through one: a route between two servers is searched in
 // those two and the switches outside servers (Node::server -1), which also keeps the search
 // small on a large cluster. Complexity: one Dijkstra per source (per source and destination
-// server across servers), over the vertices it may visit; routes to a destination are enumerated
-// from its predecessor DAG on first request.
+// server across servers), costing the vertices and edges it reaches, not the graph's size; routes
+// to a destination are enumerated from its predecessor DAG on first request, equal-cost ones in
+// the order of their links (from the destination back), whatever order the search met them in.
 #pragma once
 
 #include <cstdint>
