@@ -50,6 +50,11 @@ void check_request(const hw::Cluster& cluster, const CollectiveRequest& req, std
 
 }  // namespace
 
+CollectiveKey key_of(const CollectiveRequest& req) {
+  return {.op = req.op, .algorithm = req.algorithm, .protocol = req.protocol, .bytes = req.bytes, .root = req.root,
+          .coarse = req.coarse, .gpus = req.gpus};
+}
+
 PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& req) {
   PlannedCollective out{.chosen = req.algorithm, .plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req))};
   FoldedTiming folded = fold_rings(router, req.gpus, out.plan);
@@ -60,8 +65,7 @@ PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequ
 
 CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const std::vector<core::StreamId>& streams) {
   check_request(net.cluster(), req, streams.size());
-  CollectiveKey key{.op = req.op, .algorithm = req.algorithm, .protocol = req.protocol, .bytes = req.bytes,
-                    .root = req.root, .coarse = req.coarse, .gpus = req.gpus};
+  CollectiveKey key = key_of(req);
   const PlannedCollective* kept = net.planned(key);
   if (!kept) {
     CollectiveRequest fixed = req;

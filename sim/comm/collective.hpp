@@ -51,6 +51,9 @@ struct CollectiveTasks {
 CollectiveTasks add_collective(Network& network, const CollectiveRequest& request,
                                const std::vector<core::StreamId>& member_streams);
 
+/// The key under which a Network keeps the plan add_collective() makes for `request`.
+CollectiveKey key_of(const CollectiveRequest& request);
+
 /// The plan of `request` under its algorithm (not automatic) and protocol (Simple when none),
 /// its folded rings timed by their lattice (folded_ring.hpp) when request.coarse.
 PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& request);

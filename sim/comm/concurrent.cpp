@@ -13,10 +13,12 @@ namespace {
 
 // The scratch engine: every request's flows on one idle copy of the machine.
 core::Duration engine_time(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
-                           const std::vector<LinkScale>& degraded) {
+                           const std::vector<LinkScale>& degraded, const std::vector<const PlannedCollective*>& tuned) {
   core::Engine engine;
   Network network(engine, router.cluster(), router);
   for (const LinkScale& d : degraded) engine.scale_link(network.link(d.link), d.factor);
+  for (std::size_t i = 0; i < tuned.size() && i < requests.size(); ++i)
+    if (tuned[i] && requests[i].coarse) network.remember(key_of(requests[i]), *tuned[i]);
   for (const CollectiveRequest& req : requests) {
     std::vector<core::StreamId> streams;
     for (std::size_t i = 0; i < req.gpus.size(); ++i)
@@ -80,15 +82,16 @@ StepPlan merge_plans(const std::vector<StepPlan>& plans, const std::vector<std::
 }
 
 core::Duration concurrent_idle_time(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
-                                    const std::vector<LinkScale>& degraded) {
+                                    const std::vector<LinkScale>& degraded,
+                                    const std::vector<const PlannedCollective*>& tuned) {
   if (requests.empty()) return {};
-  if (!degraded.empty()) return engine_time(router, requests, degraded);
+  if (!degraded.empty()) return engine_time(router, requests, degraded, tuned);
   const auto plans = unfolded_plans(router, requests);
-  if (!plans) return engine_time(router, requests, degraded);
+  if (!plans) return engine_time(router, requests, degraded, tuned);
   const bool same_launch = std::all_of(plans->begin(), plans->end(), [&](const StepPlan& p) {
     return p.launch_latency_ps == plans->front().launch_latency_ps;
   });
-  if (!same_launch) return engine_time(router, requests, degraded);
+  if (!same_launch) return engine_time(router, requests, degraded, tuned);
   std::vector<std::vector<int>> gpus;
   for (const CollectiveRequest& req : requests) gpus.push_back(req.gpus);
   std::vector<int> all_gpus;

@@ -27,9 +27,13 @@ struct LinkScale {
 
 /// Time from the common start until the last rank of the last of `requests` is done. With
 /// degraded links every plan runs in the engine, which scales them (the DAG and the paper read
-/// the cluster's rates). Requires: every request valid for add_collective().
+/// the cluster's rates). `tuned`, where given: per request, the coarse plan the tuner made for
+/// exactly it (AlgorithmChoice::coarse_plan of its algorithm, protocol and size), or null; taken
+/// as it is instead of planned again, its ring lattices being the costliest part. Requires: every
+/// request valid for add_collective().
 core::Duration concurrent_idle_time(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
-                                    const std::vector<LinkScale>& degraded = {});
+                                    const std::vector<LinkScale>& degraded = {},
+                                    const std::vector<const PlannedCollective*>& tuned = {});
 
 /// `plans` (no folded ring), each over its own `gpus`, as one plan over the concatenated GPUs
 /// (written to `merged_gpus`): ranks and transfer indices shifted. Throws std::invalid_argument

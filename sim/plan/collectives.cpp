@@ -180,8 +180,8 @@ Collectives::SplitTime Collectives::concurrent_dp_time(comm::Op op, std::int64_t
     // algorithm and protocol the tuner picks at n (the line of one algorithm; tuned again at n/2
     // it could be a chord between two lines). α is kept within [0, T(n)].
     std::vector<comm::CollectiveRequest> requests = requests_for(groups, op, bytes);
-    choose_for_all(requests);
-    whole = concurrent_time(requests);
+    const auto tuned = choose_for_all(requests);
+    whole = concurrent_time(requests, tuned);
     for (comm::CollectiveRequest& r : requests) r.bytes = bytes / 2;
     half = bytes >= 2 ? concurrent_time(requests) : whole;
   }
@@ -194,7 +194,9 @@ Collectives::SplitTime Collectives::concurrent_dp_time(comm::Op op, std::int64_t
   return t;
 }
 
-void Collectives::choose_for_all(std::vector<comm::CollectiveRequest>& requests) {
+std::vector<std::shared_ptr<const comm::PlannedCollective>> Collectives::choose_for_all(
+    std::vector<comm::CollectiveRequest>& requests) {
+  std::vector<std::shared_ptr<const comm::PlannedCollective>> tuned;
   std::vector<std::pair<int, int>> first_asked;  // what the first request's choice asked the router
   for (std::size_t k = 0; k < requests.size(); ++k) {
     comm::CollectiveRequest& r = requests[k];
@@ -202,15 +204,18 @@ void Collectives::choose_for_all(std::vector<comm::CollectiveRequest>& requests)
         hw::same_up_to_renaming(b_.router, first_asked, requests.front().gpus, r.gpus)) {
       r.algorithm = requests.front().algorithm;
       r.protocol = requests.front().protocol;
+      tuned.push_back(tuned.front());
       continue;
     }
     std::vector<std::pair<int, int>> asked;
     const Recording recording(b_.router, asked);
-    const comm::AlgorithmChoice choice = comm::choose_with_estimate(b_.router, r);
+    comm::AlgorithmChoice choice = comm::choose_with_estimate(b_.router, r);
     r.algorithm = choice.algorithm;
     r.protocol = choice.protocol;
+    tuned.push_back(std::make_shared<const comm::PlannedCollective>(std::move(choice.coarse_plan)));
     if (k == 0) first_asked = asked;
   }
+  return tuned;
 }
 
 std::vector<comm::CollectiveRequest> Collectives::requests_for(const std::vector<std::vector<int>>& groups, comm::Op op,
@@ -222,11 +227,14 @@ std::vector<comm::CollectiveRequest> Collectives::requests_for(const std::vector
 }
 
 // All `requests` run at once on an otherwise idle copy of the machine.
-core::Duration Collectives::concurrent_time(const std::vector<comm::CollectiveRequest>& requests) {
+core::Duration Collectives::concurrent_time(const std::vector<comm::CollectiveRequest>& requests,
+                                           const std::vector<std::shared_ptr<const comm::PlannedCollective>>& tuned) {
   std::vector<comm::LinkScale> degraded;
   for (const auto& fault : b_.in.sc.faults.links)
     for (int link : fault.links) degraded.push_back({link, fault.bandwidth_factor});
-  return comm::concurrent_idle_time(b_.router, requests, degraded);
+  std::vector<const comm::PlannedCollective*> plans;
+  for (const auto& p : tuned) plans.push_back(p.get());
+  return comm::concurrent_idle_time(b_.router, requests, degraded, plans);
 }
 
 }  // namespace stepsim::plan

@@ -55,7 +55,8 @@ class Collectives {
   /// One request per group, for the tuner to pick (coarse as the cluster's size says).
   std::vector<comm::CollectiveRequest> requests_for(const std::vector<std::vector<int>>& groups, comm::Op op,
                                                    std::int64_t bytes) const;
-  core::Duration concurrent_time(const std::vector<comm::CollectiveRequest>& requests);
+  core::Duration concurrent_time(const std::vector<comm::CollectiveRequest>& requests,
+                                 const std::vector<std::shared_ptr<const comm::PlannedCollective>>& tuned = {});
   Build& b_;
   /// Whether any route between members of `group` uses a link other than NVLink.
   bool leaves_nvlink(const std::vector<int>& group);
@@ -72,9 +73,11 @@ class Collectives {
   };
   // op, bytes, DP indices, TP indices -> the stages solved so far that no other stage matched
   std::map<std::tuple<int, std::int64_t, std::vector<int>, std::vector<int>>, std::vector<SolvedGroups>> solved_groups_;
-  /// The tuner's choice for each of `requests` (alike groups of one stage): chosen for the first,
-  /// and for each other where its routes are the first's up to renaming, else chosen again.
-  void choose_for_all(std::vector<comm::CollectiveRequest>& requests);
+  /// The tuner's choice for each of `requests` (alike groups of one stage), set in it: chosen for
+  /// the first, and for each other where its routes are the first's up to renaming, else chosen
+  /// again. Returns per request the tuner's coarse plan for it (plans index ranks, so alike
+  /// groups share one), for concurrent_time() not to plan it again.
+  std::vector<std::shared_ptr<const comm::PlannedCollective>> choose_for_all(std::vector<comm::CollectiveRequest>& requests);
   /// [DP/ZeRO group] -> the link its symmetric-fidelity collectives share (kSharedLinkBytesPerS).
   std::map<std::vector<int>, core::LinkId> shared_links_;
 };
