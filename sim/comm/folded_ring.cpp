@@ -7,8 +7,8 @@
 #include <numeric>
 
 #include "sim/comm/lattice_rounds.hpp"
+#include "sim/comm/lattice_symmetry.hpp"
 #include "sim/comm/network.hpp"
-#include "sim/comm/plan_dag.hpp"
 #include "sim/core/transfer_dag.hpp"
 
 namespace stepsim::comm {
@@ -68,24 +68,13 @@ LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring
   return out;
 }
 
-// Appends one kind of route per hop of the folded ring `t` (each route with its own start
-// latency, over every link); returns the first hop's index.
-int add_hop_kinds(core::TransferDag& g, const hw::Cluster& cluster, const PlannedTransfer& t, const HopRoutes& hops) {
-  const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps, .network_step_latency_ps = t.network_step_latency_ps};
-  const auto first = static_cast<int>(g.routes.size());
-  for (const auto& routes : hops) {
-    core::DagRoutes kind;
-    for (const auto& r : routes) kind.push_back(dag_route(cluster, r, one_step));
-    g.routes.push_back(std::move(kind));
-  }
-  return first;
-}
-
 // The lattice of every folded ring of the plan as one transfer DAG: ring i's step s of hop p is a
 // job after step s−1 of hop p−1, its step 0 of hop p after what member p waits for (ring_entry);
-// a member's join after the ring's last step into that member. Per folded ring, when its last
-// step is in (other transfers: 0).
+// a member's join after the ring's last step into that member. Hops beyond the plan's rotation
+// period stand for themselves in hops below it (lattice_symmetry.hpp). Per folded ring, when its
+// last step is in (other transfers: 0).
 std::vector<double> plan_lattice_ends(const hw::Cluster& cluster, const StepPlan& plan, const std::vector<HopRoutes>& hops) {
+  const LatticeHops lattice = lattice_hops(cluster, plan, hops);
   core::TransferDag g;
   std::vector<std::pair<std::int64_t, std::int64_t>> edges;  // (before, after)
   std::vector<std::int64_t> end_job(plan.transfers.size()), first_job(plan.transfers.size(), -1);
@@ -97,34 +86,37 @@ std::vector<double> plan_lattice_ends(const hw::Cluster& cluster, const StepPlan
       if (t.ring_member >= 0) {  // member p is done when the ring's last step reaches it, from p−1
         const auto& f = plan.transfers[static_cast<std::size_t>(t.after.front())];
         const auto n = static_cast<std::int64_t>(f.ring.size());
-        edges.emplace_back(first_job[static_cast<std::size_t>(t.after.front())] + (f.latency_steps - 1) * n + (t.ring_member + n - 1) % n,
+        const auto m = static_cast<std::int64_t>(lattice.routes[static_cast<std::size_t>(t.after.front())].size());
+        edges.emplace_back(first_job[static_cast<std::size_t>(t.after.front())] + (f.latency_steps - 1) * m +
+                               (t.ring_member + n - 1) % n % m,
                            end_job[i]);
       } else {
         for (int a : t.after) edges.emplace_back(end_job[static_cast<std::size_t>(a)], end_job[i]);
       }
       continue;
     }
-    const auto n = static_cast<std::int64_t>(t.ring.size());
-    const int kind0 = add_hop_kinds(g, cluster, t, hops[i]);
+    const auto kind0 = static_cast<int>(g.routes.size());
+    const auto m = static_cast<std::int64_t>(lattice.routes[i].size());  // hops solved
+    for (const auto& kind : lattice.routes[i]) g.routes.push_back(kind);
     first_job[i] = static_cast<std::int64_t>(g.jobs.size());
     for (std::int64_t s = 0; s < t.latency_steps; ++s)
-      for (std::int64_t p = 0; p < n; ++p) {
+      for (std::int64_t p = 0; p < m; ++p) {
         const std::int64_t job = add_job({.routes = kind0 + static_cast<int>(p), .bytes = step_bytes(t), .slices = t.slices});
-        if (s > 0) edges.emplace_back(job - n - p + (p + n - 1) % n, job);
+        if (s > 0) edges.emplace_back(job - m - p + (p + m - 1) % m, job);
       }
     // Every step member p sends waits for p's own data, as step mode's sends do (ring_phase.cpp).
-    for (std::int64_t p = 0; p < n; ++p) {
+    for (std::int64_t p = 0; p < m; ++p) {
       const auto& entry = t.ring_entry.empty() ? t.after : t.ring_entry[static_cast<std::size_t>(p)];
       if (entry.empty()) continue;
       const std::int64_t ready = add_job({});
       for (int a : entry) edges.emplace_back(end_job[static_cast<std::size_t>(a)], ready);
-      for (std::int64_t s = 0; s < t.latency_steps; ++s) edges.emplace_back(ready, first_job[i] + s * n + p);
+      for (std::int64_t s = 0; s < t.latency_steps; ++s) edges.emplace_back(ready, first_job[i] + s * m + p);
     }
     end_job[i] = add_job({});  // the whole ring's end: after every last step
-    for (std::int64_t p = 0; p < n; ++p) edges.emplace_back(first_job[i] + (t.latency_steps - 1) * n + p, end_job[i]);
+    for (std::int64_t p = 0; p < m; ++p) edges.emplace_back(first_job[i] + (t.latency_steps - 1) * m + p, end_job[i]);
   }
   g.set_edges(edges);
-  core::drop_implied_links(g.routes, cluster.links.size());
+  core::drop_implied_links(g.routes, lattice.link_count);
   const auto finish = core::finish_times(g, dag_solver(true));
   std::vector<double> out(plan.transfers.size(), 0.0);
   for (std::size_t i = 0; i < plan.transfers.size(); ++i)
