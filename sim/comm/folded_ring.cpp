@@ -73,8 +73,7 @@ LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring
 // a member's join after the ring's last step into that member. Hops beyond the plan's rotation
 // period stand for themselves in hops below it (lattice_symmetry.hpp). Per folded ring, when its
 // last step is in (other transfers: 0).
-std::vector<double> plan_lattice_ends(const hw::Cluster& cluster, const StepPlan& plan, const std::vector<HopRoutes>& hops) {
-  const LatticeHops lattice = lattice_hops(cluster, plan, hops);
+std::vector<double> plan_lattice_ends(const StepPlan& plan, const LatticeHops& lattice) {
   core::TransferDag g;
   std::vector<std::pair<std::int64_t, std::int64_t>> edges;  // (before, after)
   std::vector<std::int64_t> end_job(plan.transfers.size()), first_job(plan.transfers.size(), -1);
@@ -165,22 +164,31 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
     hops[i] = hop_routes_of(router, gpus, t);
     rings_at[level[i]].push_back(i);
   }
-  // The whole plan's lattice as one DAG where idle_timing() allows its flows (counted as
-  // core::flow_count would, without building it: S steps of every hop's routes, in slices beyond
-  // those common to every ring): each member of a phase starts when its own part of the phase
-  // before is in, as in step mode (hierarchical's phases overlap that way). Else round by round.
+  // The whole plan's lattice as one DAG where idle_timing() allows its flows, over one period of
+  // its rotation symmetry (counted as core::flow_count would, without building it: S steps of
+  // every hop's routes, in slices beyond those common to every ring): each member of a phase
+  // starts when its own part of the phase before is in, as in step mode (hierarchical's phases
+  // overlap that way). Else round by round.
+  std::optional<LatticeHops> lattice;
+  if (only_rings) lattice = lattice_hops(cluster, plan, hops);
   int common_slices = 0;
   for (const auto& t : plan.transfers)
     if (!t.ring.empty()) common_slices = std::gcd(common_slices, t.slices);
   std::int64_t lattice_flows = 0;
-  for (std::size_t i = 0; i < plan.transfers.size(); ++i)
-    for (const auto& routes : hops[i])
-      lattice_flows += std::int64_t{plan.transfers[i].latency_steps} * static_cast<std::int64_t>(routes.size()) *
+  std::size_t ranks = gpus.size();  // of the lattice solved: the group's, over the symmetry's order
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
+    const auto& kinds = lattice ? lattice->routes[i] : std::vector<core::DagRoutes>{};
+    const std::size_t count = lattice ? kinds.size() : hops[i].size();
+    if (count > 0 && count < hops[i].size()) ranks = std::max<std::size_t>(1, gpus.size() * count / hops[i].size());
+    for (std::size_t p = 0; p < count; ++p)
+      lattice_flows += std::int64_t{plan.transfers[i].latency_steps} *
+                       static_cast<std::int64_t>(lattice ? kinds[p].size() : hops[i][p].size()) *
                        (plan.transfers[i].slices / std::max(common_slices, 1));
-  const IdleTiming how = method ? *method : idle_timing(lattice_flows, gpus.size(), true);
+  }
+  const IdleTiming how = method ? *method : idle_timing(lattice_flows, ranks, true);
   std::optional<std::vector<double>> whole_end;  // per folded ring: when its last step is in
-  if (only_rings && how == IdleTiming::dag) {
-    whole_end = plan_lattice_ends(cluster, plan, hops);
+  if (lattice && how == IdleTiming::dag) {
+    whole_end = plan_lattice_ends(plan, *lattice);
     timing.lattice_end_ps = std::llround(*std::max_element(whole_end->begin(), whole_end->end()));
   }
   std::vector<double> engine_end(plan.transfers.size(), 0.0);  // idle, from the collective's start

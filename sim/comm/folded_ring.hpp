@@ -28,8 +28,8 @@
 // all of them end at T when idle, and only their bandwidth part stretches under contention.
 // Cost: the lattice is a transfer DAG (core::finish_times) of J = Σ S·n jobs, one flow each per
 // route, solved by refills, and only over one period of the plan's rotation symmetry where it has
-// one (a ring over alike servers: one server's hops, lattice_symmetry.hpp), J·m/n jobs. Where the
-// full lattice has more than kDagFlowRanks / ranks flows (timing_method.hpp), a round-by-round walk
+// one (a ring over alike servers: one server's hops, lattice_symmetry.hpp), J·m/n jobs. Where that
+// lattice has more than kDagFlowRanks / ranks flows (timing_method.hpp), a round-by-round walk
 // on each hop's bottleneck links (O(J·k), k hops per link) that is a few % fast where latency and
 // bytes weigh alike. Agreement with step mode: tests/sim/comm/timing_methods_test.cpp.
 #pragma once

@@ -51,7 +51,9 @@ bool has_folded_form(Op op, Algorithm algorithm);
 /// over single-GPU servers couples them all through the fabric), so a solve costs about flows
 /// (core::flow_count) × ranks. The bound keeps one collective shape to seconds: a 128-rank,
 /// 8-channel ring all-reduce lattice (260,096 flows) is solved, a 256 MiB tree over 32 single-GPU
-/// servers (1.7 M flows) too, the same tree over 64 is not.
+/// servers (1.7 M flows) too, the same tree over 64 is not. A ring lattice counts as solved: over
+/// one period of its rotation symmetry (lattice_symmetry.hpp), flows and ranks both n/m times
+/// fewer, so a 1,024-rank ring over alike 8-GPU servers is solved on 8 hops, exactly.
 inline constexpr std::int64_t kDagFlowRanks = std::int64_t{1} << 26;
 
 /// How an idle-machine time is found outside the engine.
