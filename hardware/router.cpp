@@ -33,8 +33,21 @@ struct Pred {
   bool operator<(const Pred& o) const { return link < o.link || (link == o.link && from < o.from); }
 };
 // Per vertex the search reached: the last links of its shortest routes, ordered by link, so that
-// routes come out in one order whatever order the search met them in.
-using Dag = std::unordered_map<Vertex, std::vector<Pred>>;
+// routes come out in one order whatever order the search met them in. Flat, so that a DAG
+// recomputed into an older one's slot reuses its storage.
+struct Dag {
+  std::vector<std::pair<Vertex, std::size_t>> reached;  // sorted by vertex: where its preds begin
+  std::vector<Pred> preds;
+
+  void clear() { reached.clear(), preds.clear(); }
+  /// The last links into `v`, or none where the search did not reach it.
+  std::pair<const Pred*, const Pred*> into(Vertex v) const {
+    const auto it = std::lower_bound(reached.begin(), reached.end(), std::pair<Vertex, std::size_t>{v, 0});
+    if (it == reached.end() || it->first != v) return {nullptr, nullptr};
+    const std::size_t end = it + 1 == reached.end() ? preds.size() : (it + 1)->second;
+    return {preds.data() + it->second, preds.data() + end};
+  }
+};
 
 }  // namespace
 
@@ -61,6 +74,8 @@ struct Router::Graph {
     Dag dag;
   };
   static constexpr std::size_t kRecentDags = 64;
+  static constexpr std::uint64_t kSearchesPerMemoryCheck = 64;
+  std::uint64_t searches = 0;
   std::vector<RecentDag> recent;
   std::uint64_t clock = 0;
   std::vector<int> server_of_vertex;  // Node::server of each vertex's node, every layer
@@ -76,8 +91,9 @@ struct Router::Graph {
         r.used = clock;
         return r.dag;
       }
-    // A DAG is the memory routing costs: watched here (config::kMaxMemoryGib).
-    config::check_memory(" while routing");
+    // A DAG is the memory routing costs: watched here (config::kMaxMemoryGib), every so many
+    // searches (a look costs more than a small search).
+    if (++searches % kSearchesPerMemoryCheck == 1) config::check_memory(" while routing");
     RecentDag* slot = nullptr;
     if (recent.size() < kRecentDags) {
       slot = &recent.emplace_back();
@@ -113,8 +129,7 @@ struct Router::Graph {
   template <typename Allowed>
   void search(Vertex source, const Allowed& allowed, Dag& dag) {
     constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
-    if (dist.empty()) dist.assign(boost::num_vertices(g), kUnreached), settled.assign(dist.size(), 0);
-    dag.clear();
+    if (dist.empty()) dist.assign(boost::num_vertices(g), kUnreached), settled.assign(dist.size(), 0), into.resize(dist.size());
     touched.clear();
     using Entry = std::pair<std::int64_t, Vertex>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
@@ -133,18 +148,27 @@ struct Router::Graph {
         if (dist[v] == kUnreached) touched.push_back(v);
         if (through < dist[v]) {
           dist[v] = through;
-          dag[v].assign(1, Pred{g[e].link, u});
+          into[v].assign(1, Pred{g[e].link, u});
           queue.emplace(through, v);
         } else if (through == dist[v]) {
-          dag[v].push_back(Pred{g[e].link, u});
+          into[v].push_back(Pred{g[e].link, u});
         }
       }
     }
-    for (const Vertex v : touched) dist[v] = kUnreached, settled[v] = 0;
-    for (auto& [v, preds] : dag) std::sort(preds.begin(), preds.end());
+    dag.clear();
+    std::sort(touched.begin(), touched.end());
+    for (const Vertex v : touched) {
+      if (!into[v].empty()) {
+        std::sort(into[v].begin(), into[v].end());
+        dag.reached.emplace_back(v, dag.preds.size());
+        dag.preds.insert(dag.preds.end(), into[v].begin(), into[v].end());
+      }
+      dist[v] = kUnreached, settled[v] = 0, into[v].clear();
+    }
   }
   std::vector<std::int64_t> dist;  // per vertex, between searches: kUnreached
   std::vector<char> settled;       // per vertex, between searches: 0
+  std::vector<std::vector<Pred>> into;  // per vertex, during a search: the last links of its shortest routes
   std::vector<Vertex> touched;
 
   Vertex in(int node, int layer) const { return static_cast<Vertex>(layer * block + node); }
@@ -194,11 +218,10 @@ void collect_routes(const Dag& dag, Vertex at, Vertex source, Route& reversed, s
     out.emplace_back(reversed.rbegin(), reversed.rend());
     return;
   }
-  const auto preds = dag.find(at);
-  if (preds == dag.end()) return;
-  for (const Pred& p : preds->second) {
-    reversed.push_back(p.link);
-    collect_routes(dag, p.from, source, reversed, out);
+  const auto [first, last] = dag.into(at);
+  for (const Pred* p = first; p != last; ++p) {
+    reversed.push_back(p->link);
+    collect_routes(dag, p->from, source, reversed, out);
     reversed.pop_back();
   }
 }
