@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace stepsim::hw {
 namespace {
@@ -25,9 +24,6 @@ bool same_link(const Link& a, const Link& b) {
   return a.kind == b.kind && a.bytes_per_s == b.bytes_per_s && a.latency_ps == b.latency_ps;
 }
 
-// A GPU's outgoing links as (kind, rate), sorted: what its total send rate is made of.
-using Outgoing = std::vector<std::pair<int, double>>;
-
 }  // namespace
 
 bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, int>>& pairs, const std::vector<int>& from,
@@ -42,17 +38,15 @@ bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, 
     rename.emplace(from[i], to[i]);
   }
   // Each renamed GPU sends over links like those of the GPU it renames.
-  std::unordered_map<int, Outgoing> outgoing;  // GPU node -> its outgoing links
-  for (std::size_t i = 0; i < from.size(); ++i) {
-    outgoing.try_emplace(cluster.gpu_nodes[static_cast<std::size_t>(from[i])]);
-    outgoing.try_emplace(cluster.gpu_nodes[static_cast<std::size_t>(to[i])]);
-  }
-  for (const Link& l : cluster.links)
-    if (const auto it = outgoing.find(l.from); it != outgoing.end()) it->second.emplace_back(static_cast<int>(l.kind), l.bytes_per_s);
-  for (auto& [node, out] : outgoing) std::sort(out.begin(), out.end());
+  auto outgoing = [&](int gpu) {
+    std::vector<std::pair<int, double>> out;  // (kind, rate) of each link leaving it, sorted
+    for (int l : router.links_from(gpu))
+      out.emplace_back(static_cast<int>(cluster.links[static_cast<std::size_t>(l)].kind), cluster.links[static_cast<std::size_t>(l)].bytes_per_s);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
   for (std::size_t i = 0; i < from.size(); ++i)
-    if (outgoing[cluster.gpu_nodes[static_cast<std::size_t>(from[i])]] != outgoing[cluster.gpu_nodes[static_cast<std::size_t>(to[i])]])
-      return false;
+    if (outgoing(from[i]) != outgoing(to[i])) return false;
   for (const auto& [a, b] : pairs) {
     const auto ra = rename.find(a), rb = rename.find(b);
     if (ra == rename.end() || rb == rename.end()) return false;

@@ -257,6 +257,15 @@ const std::vector<Route>& Router::routes(int from, int to) const {
   return cache_.emplace(key, std::move(found)).first->second;
 }
 
+std::vector<int> Router::links_from(int gpu) const {
+  const Graph& G = *graph_;
+  std::vector<int> out;
+  for (const Edge& e : boost::make_iterator_range(boost::out_edges(G.out(cluster_.gpu_nodes[static_cast<std::size_t>(gpu)], 0), G.g)))
+    out.push_back(G.g[e].link);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 double Router::bottleneck_bytes_per_s(int from, int to) const {
   const auto& all = routes(from, to);
   std::map<int, int> uses;

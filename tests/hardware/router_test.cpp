@@ -147,3 +147,23 @@ server:
 
 }  // namespace
 }  // namespace stepsim::hw
+
+namespace stepsim::hw {
+namespace {
+
+TEST_CASE("links_from lists exactly the links that leave a GPU") {
+  for (const char* preset : {"dgx-h100", "rtx5090", "mi300x-oam"}) {
+    CAPTURE(preset);
+    const Cluster c = load_cluster(preset);
+    const Router router(c);
+    for (int gpu : {0, c.gpu_count() - 1}) {
+      std::vector<int> expected;
+      for (int l = 0; l < static_cast<int>(c.links.size()); ++l)
+        if (c.links[static_cast<std::size_t>(l)].from == c.gpu_nodes[static_cast<std::size_t>(gpu)]) expected.push_back(l);
+      CHECK(router.links_from(gpu) == expected);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stepsim::hw
