@@ -104,30 +104,48 @@ struct Router::Graph {
     slot->source = source_gpu;
     slot->scope = scope;
     slot->used = clock;
-    // Between two servers, routes stay in them and the switches between: no server forwards
-    // traffic between two others (NCCL moves data only through the two ranks' hosts and the
-    // fabric), so the search visits two servers, not all of them. Inside a server, routes use no
-    // network link.
-    auto outside_or_ours = [&](Vertex v) {
-      const int s = server_of_vertex[v];
-      return s < 0 || s == source_server || s == scope;
-    };
-    if (scope == kInside)
-      search(source, [&](const Edge& e) { return !g[e].network; }, slot->dag);
-    else if (scope == kEverywhere)
-      search(source, [](const Edge&) { return true; }, slot->dag);
-    else
-      search(source, [&](const Edge& e) { return outside_or_ours(boost::source(e, g)) && outside_or_ours(boost::target(e, g)); },
-             slot->dag);
+    search(source, source_server, scope, slot->dag);
     return slot->dag;
   }
 
-  // Dijkstra from `source` over the edges `allowed` admits, keeping every equal-cost predecessor
-  // (Dijkstra 1959; ties kept as in Boost's visitor edge_not_relaxed). Its scratch is sized to
-  // the graph once and only the vertices reached are reset, so a search between two servers of a
-  // 16,384-GPU cluster costs those two servers and the switches, not the graph.
-  template <typename Allowed>
-  void search(Vertex source, const Allowed& allowed, Dag& dag) {
+  // A vertex's out-edges, each with what the search filters on, sorted by the server of its
+  // target (switches outside servers, -1, first), so that a search between two servers reads a
+  // switch's edges into those two and into other switches, not its edges into every server under
+  // it (a leaf switch of a rail-optimized fabric has one per server).
+  struct OutEdge {
+    int server = -1;  ///< Node::server of the target
+    Vertex to = 0;
+    int link = 0;
+    std::int64_t weight = 1;
+    bool network = false;
+  };
+  std::vector<std::size_t> first_out;  // per vertex and one past: where its out-edges begin
+  std::vector<OutEdge> out_edges;
+
+  void index_out_edges() {
+    const std::size_t vertices = boost::num_vertices(g);
+    first_out.assign(vertices + 1, 0);
+    out_edges.clear();
+    for (std::size_t u = 0; u < vertices; ++u) {
+      first_out[u] = out_edges.size();
+      for (const Edge& e : boost::make_iterator_range(boost::out_edges(u, g))) {
+        const Vertex v = boost::target(e, g);
+        out_edges.push_back({server_of_vertex[v], v, g[e].link, g[e].weight, g[e].network});
+      }
+      std::stable_sort(out_edges.begin() + static_cast<std::ptrdiff_t>(first_out[u]), out_edges.end(),
+                       [](const OutEdge& a, const OutEdge& b) { return a.server < b.server; });
+    }
+    first_out[vertices] = out_edges.size();
+  }
+
+  // Dijkstra from `source` (Dijkstra 1959), keeping every equal-cost predecessor (ties kept as
+  // Boost's visitor edge_not_relaxed would). Where it may go: inside the source's server without
+  // network links (kInside); anywhere (kEverywhere); or, between two servers, in those two and
+  // the switches between: no server forwards traffic between two others (NCCL moves data only
+  // through the two ranks' hosts and the fabric). Its scratch is sized to the graph once and only
+  // the vertices reached are reset, so a search between two servers of a 16,384-GPU cluster costs
+  // those two servers and the switches, not the graph.
+  void search(Vertex source, int source_server, int scope, Dag& dag) {
     constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
     if (dist.empty()) dist.assign(boost::num_vertices(g), kUnreached), settled.assign(dist.size(), 0), into.resize(dist.size());
     touched.clear();
@@ -136,24 +154,38 @@ struct Router::Graph {
     dist[source] = 0;
     touched.push_back(source);
     queue.emplace(0, source);
+    auto relax = [&](Vertex u, std::int64_t d, const OutEdge& e) {
+      const Vertex v = e.to;
+      const std::int64_t through = d + e.weight;
+      if (dist[v] == kUnreached) touched.push_back(v);
+      if (through < dist[v]) {
+        dist[v] = through;
+        into[v].assign(1, Pred{e.link, u});
+        queue.emplace(through, v);
+      } else if (through == dist[v]) {
+        into[v].push_back(Pred{e.link, u});
+      }
+    };
+    auto relax_into = [&](Vertex u, std::int64_t d, int server) {  // u's edges into `server`
+      const auto first = out_edges.begin() + static_cast<std::ptrdiff_t>(first_out[u]);
+      const auto last = out_edges.begin() + static_cast<std::ptrdiff_t>(first_out[u + 1]);
+      const auto [from, to] = std::equal_range(first, last, OutEdge{.server = server},
+                                                [](const OutEdge& a, const OutEdge& b) { return a.server < b.server; });
+      for (auto e = from; e != to; ++e) relax(u, d, *e);
+    };
     while (!queue.empty()) {
       const auto [d, u] = queue.top();
       queue.pop();
       if (settled[u]) continue;
       settled[u] = 1;
-      for (const Edge& e : boost::make_iterator_range(boost::out_edges(u, g))) {
-        if (!allowed(e)) continue;
-        const Vertex v = boost::target(e, g);
-        const std::int64_t through = d + g[e].weight;
-        if (dist[v] == kUnreached) touched.push_back(v);
-        if (through < dist[v]) {
-          dist[v] = through;
-          into[v].assign(1, Pred{g[e].link, u});
-          queue.emplace(through, v);
-        } else if (through == dist[v]) {
-          into[v].push_back(Pred{g[e].link, u});
-        }
+      if (scope >= 0) {
+        relax_into(u, d, -1);
+        if (source_server >= 0) relax_into(u, d, source_server);
+        if (scope != source_server) relax_into(u, d, scope);
+        continue;
       }
+      for (std::size_t k = first_out[u]; k < first_out[u + 1]; ++k)
+        if (scope == kEverywhere || !out_edges[k].network) relax(u, d, out_edges[k]);
     }
     dag.clear();
     std::sort(touched.begin(), touched.end());
@@ -209,6 +241,7 @@ Router::Router(const Cluster& cluster) : cluster_(cluster), graph_(std::make_sha
       boost::add_edge(G.out(link.from, layer), G.in(link.to, next), EdgeData{l, weight, network}, G.g);
     }
   }
+  G.index_out_edges();
 }
 
 namespace {
