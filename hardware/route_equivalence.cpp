@@ -1,7 +1,7 @@
 #include "hardware/route_equivalence.hpp"
 
 #include <algorithm>
-#include <tuple>
+#include <optional>
 #include <unordered_map>
 
 namespace stepsim::hw {
@@ -14,6 +14,11 @@ class Renaming {
     const auto [fwd, new_a] = forward_.try_emplace(a, b);
     const auto [bwd, new_b] = backward_.try_emplace(b, a);
     return fwd->second == b && bwd->second == a && new_a == new_b;
+  }
+  /// What `a` was paired with, if anything.
+  std::optional<int> of(int a) const {
+    const auto it = forward_.find(a);
+    return it == forward_.end() ? std::nullopt : std::optional<int>(it->second);
   }
 
  private:
@@ -30,12 +35,10 @@ bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, 
                          const std::vector<int>& to) {
   const Cluster& cluster = router.cluster();
   if (from.size() != to.size()) return false;
-  std::unordered_map<int, int> rename;
   Renaming gpus, servers, links;
   for (std::size_t i = 0; i < from.size(); ++i) {
     if (!gpus.pair(from[i], to[i])) return false;
     if (!servers.pair(cluster.server_of(from[i]), cluster.server_of(to[i]))) return false;
-    rename.emplace(from[i], to[i]);
   }
   // Each renamed GPU sends over links like those of the GPU it renames.
   auto outgoing = [&](int gpu) {
@@ -48,10 +51,10 @@ bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, 
   for (std::size_t i = 0; i < from.size(); ++i)
     if (outgoing(from[i]) != outgoing(to[i])) return false;
   for (const auto& [a, b] : pairs) {
-    const auto ra = rename.find(a), rb = rename.find(b);
-    if (ra == rename.end() || rb == rename.end()) return false;
+    const auto ra = gpus.of(a), rb = gpus.of(b);
+    if (!ra || !rb) return false;
     const auto& before = router.routes(a, b);
-    const auto& after = router.routes(ra->second, rb->second);
+    const auto& after = router.routes(*ra, *rb);
     if (before.size() != after.size()) return false;
     for (std::size_t r = 0; r < before.size(); ++r) {
       if (before[r].size() != after[r].size()) return false;
