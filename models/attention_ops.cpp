@@ -175,6 +175,7 @@ void add_attention(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, 
     const double normed = static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d) * x.e;
     OpCost op = memory_op("qk_norm", 2 * normed, 3 * normed, to_bytes(normed), 2);
     op.params = 2 * m.head_dim;
+    op.param_tensors = 2;  // q_norm, k_norm
     ops.push_back(op);
   }
   if (m.position == Position::rotary) {

@@ -186,6 +186,7 @@ std::vector<OpCost> embedding_ops(const ModelSpec& m, const LayerShape& shape) {
   OpCost op = memory_op("embedding", (tables + 1) * out, 0, x.dropout ? to_bytes(out / x.e) : 0);
   op.bwd_weight_bytes = (2 * tables + 1) * out;  // scatter-add of the output gradient into the tables
   op.params = (m.vocab / x.tp + (tables == 2 ? m.max_seq : 0)) * m.hidden;
+  op.param_tensors = tables;
   return with_host_calls({op});
 }
 

@@ -106,6 +106,9 @@ struct OpCost {
   double bwd_weight_bytes = 0;
   std::int64_t activation_bytes = 0; ///< kept from forward until this op's backward
   std::int64_t params = 0;           ///< parameters this rank holds for the op
+  /// Tensors those parameters are held in (a weight, its bias; one weight per expert): where a
+  /// framework issues a collective per parameter tensor, one each.
+  int param_tensors = 0;
   bool recompute = false;            ///< forward re-runs before backward (recompute mode)
   bool expert = false;               ///< its parameters are routed experts' (split over EP)
   bool fp8 = false;                  ///< a GEMM that runs at the FP8 rate (LayerShape::fp8)

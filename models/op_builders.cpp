@@ -58,6 +58,7 @@ OpCost matmul(std::string name, GemmShape g, double e, bool bias, I64 stored_inp
   op.bwd_weight_bytes = (x + y + 2 * w + (bias ? y : 0)) * e;
   op.activation_bytes = stored_input_bytes;
   op.params = g.batch * (g.k * g.n + (bias ? g.n : 0));
+  op.param_tensors = static_cast<int>(g.batch) * (bias ? 2 : 1);
   op.bwd_kernels = 2;
   return op;
 }
@@ -81,6 +82,7 @@ OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params) {
   const double elements = static_cast<double>(x.norm_tokens * width);
   OpCost op = memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e));
   op.params = params;
+  op.param_tensors = static_cast<int>(params / width);  // LayerNorm's weight and bias, RMSNorm's weight
   op.bwd_kernels = 2;
   return op;
 }

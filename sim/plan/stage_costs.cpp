@@ -227,6 +227,7 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
     c.params += op.params;
     if (op.expert) c.expert_params += op.params;
     if (op.params > 0) c.op_params.push_back(op.params);
+    c.param_tensors += op.param_tensors;
     if (op.fp8) c.fp8_params += op.params;
     if (op.fp8_cast) c.fp8_cast_ps += times.back().fwd_ps + times.back().bwd_ps();
     c.fwd_flops += op.fwd_flops;

@@ -68,6 +68,7 @@ struct LayerCost {
   /// Parameters of each op that has any, in forward order: the submodules whose weights
   /// DeepSpeed's hooks gather one by one (zero3_gathers.hpp).
   std::vector<std::int64_t> op_params;
+  int param_tensors = 0;                  ///< tensors its parameters are held in (OpCost::param_tensors)
   std::int64_t fp8_params = 0;            ///< of params, those of GEMMs that run in FP8
   std::int64_t fp8_cast_ps = 0;           ///< FP8 cast and amax kernels per microbatch (forward, recompute, backward)
   double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  ///< executed, per rank

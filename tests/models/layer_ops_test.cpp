@@ -250,6 +250,26 @@ const OpCost& op_named(const std::vector<OpCost>& ops, const std::string& name) 
   return ops.front();
 }
 
+int param_tensors(const std::vector<OpCost>& ops) {
+  int n = 0;
+  for (const auto& op : ops) {
+    CHECK_MESSAGE((op.params > 0) == (op.param_tensors > 0), op.name);
+    n += op.param_tensors;
+  }
+  return n;
+}
+
+TEST_CASE("parameter tensors: a weight and a bias per linear and LayerNorm; a weight per RMSNorm; one per expert") {
+  // GPT: two LayerNorms (weight, bias) and four biased linears (QKV, out_proj, fc1, fc2).
+  CHECK(param_tensors(layer_ops(gpt22b(), {.tp = 8})) == 2 * 2 + 4 * 2);
+  // Llama 2: two RMSNorms and four linears without bias (gate and up fused in one weight).
+  CHECK(param_tensors(layer_ops(load_model("llama-2-7b"), {.tp = 1})) == 2 + 4);
+  // Mixtral: two RMSNorms, QKV and out_proj, the router, and an up and a down weight per expert.
+  CHECK(param_tensors(layer_ops(load_model("mixtral-8x7b"), {.tp = 1})) == 2 + 2 + 1 + 8 * 2);
+  // Learned positions are a second embedding table.
+  CHECK(param_tensors(embedding_ops(gpt22b(), {.tp = 1})) == 2);
+}
+
 TEST_CASE("a MoE layer runs k experts per token: FLOPs, grouped GEMM shapes, parameters") {
   const ModelSpec m = load_model("mixtral-8x7b");  // h 4096, E 8, k 2, expert f 14336
   const double b = 1, s = 4096, h = 4096, f = 14336, E = 8, k = 2;
