@@ -106,9 +106,12 @@ def sc21_table2(r):
         # DeepSpeed as the paper ran it: arXiv v1 is of April 2021, weeks after ZeRO-3's release
         # (DeepSpeed's ZeRO-3 Offload post, March 2021) and before PR #1188 (June 2021) removed
         # the device synchronize before every parameter all-gather: the runs had blocking gathers.
+        # They also predate PyTorch's flat all-gather (_all_gather_base, PR #56315, April 2021;
+        # first released in 1.9, June 2021), so each gather and reduce-scatter passed one tensor
+        # per rank: list collectives.
         strategy = {'name': 'zero3', 'tp': 1, 'pp': 1, 'dp': gpus, 'zero_stage': 3, 'micro_batch': r['micro_batch'],
                     'recompute': 'full', 'flash_attention': 'false', 'framework': 'deepspeed',
-                    'zero3_blocking_gathers': 'true'}
+                    'zero3_blocking_gathers': 'true', 'zero3_list_collectives': 'true'}
     else:
         tp, pp = int(r['tp']), int(r['pp'])
         strategy = {'name': 'ptdp', 'tp': tp, 'pp': pp, 'dp': gpus // (tp * pp), 'micro_batch': r['micro_batch'],

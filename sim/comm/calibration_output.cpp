@@ -74,7 +74,9 @@ std::string comm_yaml(const hw::CommParams& p) {
   }
   out << "  pipeline_chunk: " << p.pipeline_chunk_bytes << "B\n"
       << "  pipeline_pass_overhead: " << duration_text(p.pipeline_pass_overhead_ps) << "\n"
-      << "  host_call_overhead: " << duration_text(p.host_call_overhead_ps) << "\n";
+      << "  host_call_overhead: " << duration_text(p.host_call_overhead_ps) << "\n"
+      << "  host_view_call: " << duration_text(p.host_view_call_ps) << "\n"
+      << "  host_copy_call: " << duration_text(p.host_copy_call_ps) << "\n";
   return out.str();
 }
 

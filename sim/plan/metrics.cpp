@@ -67,6 +67,8 @@ RankTimes measure_ranks(const Build& b) {
     if (!m.member) {
       if (is_compute(m.category)) compute[m.rank].emplace_back(start, end);
       if (m.category == TaskCategory::host) host[m.rank].emplace_back(start, end);
+      // A collective's own GPU work beside its members (TaskRecorder::comm_work) moves its data.
+      if (is_communication(m.category)) moving[m.rank][static_cast<int>(class_of(m.category))].emplace_back(start, end);
       continue;
     }
     const std::int64_t wait = b.rec.engine().sync_wait(m.id).ps;

@@ -29,6 +29,14 @@ core::TaskId TaskRecorder::compute(int local, std::int64_t ps, TaskCategory cat,
   return id;
 }
 
+core::TaskId TaskRecorder::comm_work(int local, Slot slot, std::int64_t ps, CommClass cls, int layer, int mb, int chunk) {
+  const double slow = slowdown_[local];
+  const std::int64_t d = slow == 1.0 ? ps : static_cast<std::int64_t>(std::llround(static_cast<double>(ps) * slow));
+  const core::TaskId id = engine_.add_compute(stream(local, slot), core::Duration{d});
+  meta_.push_back({id, local, layer, mb, 0, category_of(cls), slot, static_cast<std::int8_t>(chunk), false, 0, -1});
+  return id;
+}
+
 core::TaskId TaskRecorder::host(int local, std::int64_t ps, int layer, int mb, int chunk) {
   const core::TaskId id = engine_.add_compute(stream(local, Slot::host), core::Duration{ps});
   meta_.push_back({id, local, layer, mb, 0, TaskCategory::host, Slot::host, static_cast<std::int8_t>(chunk), false, 0, -1});

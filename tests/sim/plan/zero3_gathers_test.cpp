@@ -121,9 +121,42 @@ TEST_CASE("DeepSpeed's blocking gathers expose every submodule's fetch, and the 
   CHECK(r_released.exposed_comm_s.zero == doctest::Approx(24 * t_gathers + t_scatter).epsilon(1e-6).scale(0));
 }
 
+TEST_CASE("list-based collectives cost the host a view and a copy call per rank and parameter tensor") {
+  // As above (dp 8, 8 layers, blocking gathers, ideal network), each collective now passes one
+  // tensor per rank: v of host time per rank before the NCCL call, c per rank beside it (an
+  // all-gather's copies out) or before it (a reduce-scatter's copies in). With c = 1 ms the
+  // N·c = 8 ms of copies outlast every gather (t ≤ 32 us here), so a gather costs N·(v + c)
+  // instead of its t, and a layer's reduce-scatter, one call per parameter tensor, holds the
+  // host, and with it the next compute, for T·N·(v + c). Step: + G·N·(v + c) − Σt + L·T·N·(v + c).
+  const std::string base = "{name: z, dp: 8, zero_stage: 3, micro_batch: 2, recompute: full, framework: deepspeed, "
+                           "zero3_blocking_gathers: true";
+  auto with_host = [](std::string yaml) {
+    const std::string preset = "hardware: {preset: dgx-a100}";
+    return yaml.replace(yaml.find(preset), preset.size(),
+                        "hardware: {preset: dgx-a100, comm: {host_view_call: 2ms, host_copy_call: 1ms}}");
+  };
+  auto plain = plan_test::scenario(with_host(plan_test::small_gpt(base + "}")));
+  auto listed = plan_test::scenario(with_host(plan_test::small_gpt(base + ", zero3_list_collectives: true}")));
+  const LayerCost layer = layer_cost(cost_inputs(plain, plain.strategies[0]));
+  const auto gathers = zero3_gathers(plain.strategies[0], layer.op_params, 0);
+  REQUIRE(gathers.size() == 4);
+  double t_gathers = 0;
+  for (std::int64_t p : gathers) t_gathers += seconds_for(p);
+  const double n = 8, v = 2e-3, c = 1e-3, layers = 8;
+  const double tensors = 2 * 2 + 4 * 2;  // two LayerNorms and four linears, a weight and a bias each
+  const double g = 16 * 4;                // forward and before the recompute, four submodules a layer
+  const auto r_plain = simulate(plain, plain.strategies[0], hooked());
+  const auto r_listed = simulate(listed, listed.strategies[0], hooked());
+  CHECK(r_listed.step_time_s - r_plain.step_time_s ==
+        doctest::Approx(g * n * (v + c) - 16 * t_gathers + layers * tensors * n * (v + c)).epsilon(1e-6));
+  CHECK(r_listed.host_bound_s > 0.9 * (g + layers * tensors) * n * (v + c));
+}
+
 TEST_CASE("DeepSpeed's keys are refused under another framework, where they are written") {
   CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: z, dp: 8, zero_stage: 3, zero3_blocking_gathers: true}")),
                     doctest::Contains("zero3_blocking_gathers is DeepSpeed's: it needs framework: deepspeed"));
+  CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: z, dp: 8, zero_stage: 3, zero3_list_collectives: true}")),
+                    doctest::Contains("zero3_list_collectives is DeepSpeed's: it needs framework: deepspeed"));
   CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: z, dp: 8, zero_stage: 3, framework: torchtitan}")),
                     doctest::Contains("generic"));
   const auto sc = plan_test::scenario(plan_test::small_gpt("{name: z, dp: 8, zero_stage: 3, framework: deepspeed}"));
