@@ -146,24 +146,26 @@ GroupId Engine::add_group(const std::vector<TaskId>& members) {
   if (members.empty()) fail("add_group: a group needs at least one member");
   TaskGraph& g = impl_->graph;
   const auto group = static_cast<std::uint32_t>(g.groups.size());
-  std::vector<TaskId> sorted = members;
-  std::sort(sorted.begin(), sorted.end());
-  for (std::size_t i = 0; i < sorted.size(); ++i) {
-    check_task(*impl_, sorted[i], "add_group");
-    if (i > 0 && sorted[i] == sorted[i - 1]) fail("add_group: task " + str(sorted[i].value) + " is listed twice");
-    if (g.tasks[sorted[i].value].in_group)
-      fail("add_group: task " + str(sorted[i].value) + " is already in group " + str(g.group_of.at(sorted[i].value)));
+  for (const TaskId m : members) {
+    check_task(*impl_, m, "add_group");
+    if (g.tasks[m.value].in_group)
+      fail("add_group: task " + str(m.value) + " is already in group " + str(g.group_of[m.value]));
+  }
+  if (g.group_of.size() < g.tasks.size()) g.group_of.resize(g.tasks.size() + g.tasks.size() / 2, kNone);
+  // Marked as they are read, so a member listed twice finds itself marked; the marks made before
+  // it are undone, and the graph is as it was.
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    TaskRecord& t = g.tasks[members[i].value];
+    if (t.in_group) {
+      for (std::size_t j = 0; j < i; ++j) g.tasks[members[j].value].in_group = false;
+      fail("add_group: task " + str(members[i].value) + " is listed twice");
+    }
+    t.in_group = true;
+    g.group_of[members[i].value] = group;
   }
   const std::uint32_t marker = append_task(*impl_, TaskKind::marker, std::nullopt, "add_group");
   g.tasks[marker].pending = 1;  // released when the last member starts
-  GroupRecord record;
-  record.marker = marker;
-  for (const TaskId m : members) {
-    g.tasks[m.value].in_group = true;
-    g.group_of.emplace(m.value, group);
-    record.members.push_back(m.value);
-  }
-  g.groups.push_back(std::move(record));
+  g.groups.push_back(GroupRecord{.size = static_cast<std::uint32_t>(members.size()), .marker = marker});
   return GroupId{group};
 }
 
@@ -209,7 +211,7 @@ TimePoint Engine::finish_of(TaskId task) const { return {finished_task(*impl_, t
 Duration Engine::sync_wait(TaskId member) const {
   const TaskRecord& r = finished_task(*impl_, member, "sync_wait");
   if (!r.in_group) return {};
-  return {impl_->graph.groups[impl_->graph.group_of.at(member.value)].arrival_ps - r.start_ps};
+  return {impl_->graph.groups[impl_->graph.group_of[member.value]].arrival_ps - r.start_ps};
 }
 
 TimePoint Engine::arrival_of(GroupId group) const {

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -45,7 +44,7 @@ struct TransferSpec {
 };
 
 struct GroupRecord {
-  std::vector<std::uint32_t> members;
+  std::uint32_t size = 0;         ///< members
   std::uint32_t marker = 0;       ///< the arrival marker task
   std::uint32_t not_started = 0;  ///< members that have not started yet (run time)
   std::int64_t arrival_ps = 0;
@@ -57,7 +56,7 @@ struct TaskGraph {
   std::vector<LinkId> routes;                                 ///< all transfer routes, flat
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  ///< (before, after | kHoldEdge?)
   std::vector<GroupRecord> groups;
-  std::unordered_map<std::uint32_t, std::uint32_t> group_of;  ///< member task -> group
+  std::vector<std::uint32_t> group_of;  ///< task -> its group where TaskRecord::in_group, sized as groups are added
 };
 
 struct StreamRecord {

@@ -9,7 +9,7 @@ namespace stepsim::core {
 RunStats Simulation::run() {
   build_successors();
   build_stream_orders();
-  for (GroupRecord& g : s_.graph.groups) g.not_started = static_cast<std::uint32_t>(g.members.size());
+  for (GroupRecord& g : s_.graph.groups) g.not_started = g.size;
   for (std::uint32_t t = 0; t < s_.graph.tasks.size(); ++t)
     if (s_.graph.tasks[t].state == TaskState::waiting && s_.graph.tasks[t].pending == 0) make_ready(t);
   while (step()) {
@@ -83,7 +83,7 @@ void Simulation::start(std::uint32_t task) {
   for (std::uint32_t i = succ_begin_[task]; i < succ_begin_[task + 1]; ++i)
     __builtin_prefetch(&s_.graph.tasks[succ_[i] & ~kHoldEdge]);
   begin_work(task);
-  if (t.in_group) arrive(s_.graph.group_of.at(task));
+  if (t.in_group) arrive(s_.graph.group_of[task]);
 }
 
 void Simulation::begin_work(std::uint32_t task) {

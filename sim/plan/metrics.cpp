@@ -14,14 +14,16 @@ namespace {
 using Interval = std::pair<std::int64_t, std::int64_t>;
 
 std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
+  // One stream's tasks run in the order they were added, so most lists come sorted.
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
+  std::size_t n = 0;  // v[0, n): merged so far, never past the one being read
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
-    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-    else out.push_back(iv);
+    if (n > 0 && iv.first <= v[n - 1].second) v[n - 1].second = std::max(v[n - 1].second, iv.second);
+    else v[n++] = iv;
   }
-  return out;
+  v.resize(n);
+  return v;
 }
 
 std::int64_t length(const std::vector<Interval>& v) {
@@ -82,9 +84,11 @@ RankTimes measure_ranks(const Build& b) {
     out.busy_ps[r] = length(busy);
     std::vector<Interval> everything = busy;
     for (int c = 0; c < kCommClasses; ++c) {
-      const auto mv = merged(moving[r][c]);
+      const auto mv = merged(std::move(moving[r][c]));
       out.exposed_ps[r][c] = length_minus(mv, busy);
+      const auto middle = static_cast<std::ptrdiff_t>(everything.size());
       everything.insert(everything.end(), mv.begin(), mv.end());
+      std::inplace_merge(everything.begin(), everything.begin() + middle, everything.end());  // both sorted
     }
     everything = merged(std::move(everything));
     const auto issuing = merged(std::move(host[r]));
