@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/comm/network.hpp"
 #include "sim/plan/simulate.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/sweep/sweep_json.hpp"
@@ -85,6 +86,7 @@ int sweep_scenario(const po::variables_map& vm) {
   options.stop = &interrupt.flag();
   plan::SimOptions sim;
   sim.log = cli_log();
+  sim.plans = std::make_shared<comm::PlanCache>(scenario.cluster);
   const auto valid = std::count_if(candidates.begin(), candidates.end(), [](const auto& c) { return c.valid; });
   sim.log.info(path + ": " + std::to_string(candidates.size()) + " candidate plans, " + std::to_string(valid) +
                " valid; " + std::to_string(options.threads) + " threads");

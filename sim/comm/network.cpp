@@ -4,8 +4,19 @@
 
 namespace stepsim::comm {
 
-Network::Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router)
-    : engine_(engine), cluster_(cluster), router_(router) {
+const PlannedCollective* PlanCache::find(const CollectiveKey& key) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = plans_.find(key);
+  return it == plans_.end() ? nullptr : &it->second;
+}
+
+const PlannedCollective& PlanCache::keep(CollectiveKey key, PlannedCollective planned) {
+  const std::lock_guard lock(mutex_);
+  return plans_.try_emplace(std::move(key), std::move(planned)).first->second;
+}
+
+Network::Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router, PlanCache* shared)
+    : engine_(engine), cluster_(cluster), router_(router), shared_(shared && shared->serves(cluster) ? shared : nullptr) {
   links_.reserve(cluster.links.size());
   for (const auto& l : cluster.links) links_.push_back(engine.add_link(effective_bytes_per_s(l, cluster.comm)));
 }
@@ -18,11 +29,13 @@ std::vector<core::LinkId> Network::engine_route(const hw::Route& route) const {
 }
 
 const PlannedCollective* Network::planned(const CollectiveKey& key) const {
+  if (shared_) return shared_->find(key);
   const auto it = planned_.find(key);
   return it == planned_.end() ? nullptr : &it->second;
 }
 
 const PlannedCollective& Network::remember(CollectiveKey key, PlannedCollective planned) {
+  if (shared_) return shared_->keep(std::move(key), std::move(planned));
   return planned_.insert_or_assign(std::move(key), std::move(planned)).first->second;
 }
 

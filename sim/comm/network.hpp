@@ -8,6 +8,7 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -43,10 +44,31 @@ struct CollectiveKey {
   auto operator<=>(const CollectiveKey&) const = default;
 };
 
+/// Collective plans shared by the Networks of several simulations on one cluster (the plans of a
+/// sweep): a plan is a function of the cluster, its routes and the request alone, so each distinct
+/// collective is tuned and planned once for all of them. Safe to use from several threads; a plan
+/// once kept is never changed or moved.
+class PlanCache {
+ public:
+  explicit PlanCache(const hw::Cluster& cluster) : cluster_(&cluster) {}
+  /// Whether it keeps plans of `cluster` (the same object it was made for).
+  bool serves(const hw::Cluster& cluster) const { return &cluster == cluster_; }
+  const PlannedCollective* find(const CollectiveKey& key) const;
+  /// Keeps `planned` unless a plan of `key` is kept already; returns the one kept.
+  const PlannedCollective& keep(CollectiveKey key, PlannedCollective planned);
+
+ private:
+  const hw::Cluster* cluster_;
+  mutable std::mutex mutex_;
+  std::map<CollectiveKey, PlannedCollective> plans_;
+};
+
 class Network {
  public:
   /// Adds cluster.links.size() links to `engine`. Requires: router was built on `cluster`.
-  Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router);
+  /// `shared`: plans kept for other simulations of the same cluster, used and added to (ignored
+  /// when it serves another cluster).
+  Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router, PlanCache* shared = nullptr);
 
   core::Engine& engine() const { return engine_; }
   const hw::Cluster& cluster() const { return cluster_; }
@@ -65,6 +87,7 @@ class Network {
   const hw::Router& router_;
   std::vector<core::LinkId> links_;
   std::map<CollectiveKey, PlannedCollective> planned_;
+  PlanCache* shared_ = nullptr;
 };
 
 /// Payload bandwidth of a link under NCCL's Simple protocol: bytes_per_s × the efficiency of its

@@ -37,7 +37,7 @@ void add_ranks(Build& b) {
 
 Build::Build(const Scenario& scenario, const Strategy& strategy, const SimOptions& options)
     : in(make_inputs(scenario, strategy, options)), rec(options.detail, resource_limits()), router(scenario.cluster) {
-  network = std::make_unique<comm::Network>(rec.engine(), in.sc.cluster, router);
+  network = std::make_unique<comm::Network>(rec.engine(), in.sc.cluster, router, in.opt.plans.get());
   for (const auto& fault : in.sc.faults.links)
     for (int link : fault.links) rec.engine().scale_link(network->link(link), fault.bandwidth_factor);
   add_ranks(*this);

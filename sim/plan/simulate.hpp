@@ -16,16 +16,21 @@
 //   GPU over the dtype's peak; HFU: MFU × executed / (executed − recomputed) FLOPs of the simulated
 //   tasks, i.e. recompute included in MFU's counting convention, so HFU ≥ MFU.
 //
-// Thread safety: each call owns its Engine and caches; no shared mutable state, so a sweep may
-// call simulate() from several threads.
+// Thread safety: each call owns its Engine and caches; the one state calls may share,
+// SimOptions::plans, locks itself, so a sweep may call simulate() from several threads.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "sim/config/log.hpp"
 
 #include "sim/plan/scenario.hpp"
 #include "sim/plan/step_result.hpp"
+
+namespace stepsim::comm {
+class PlanCache;
+}
 
 namespace stepsim::plan {
 
@@ -60,6 +65,10 @@ struct SimOptions {
   TestHooks hooks;
   /// Debug: per plan, the fidelity it ran at, how its passes and rings were built, its size.
   config::Log log;
+  /// Collective plans shared by every simulation of the scenario whose cluster it was made for
+  /// (a sweep's plans): each distinct collective is tuned once, not once per plan. Results are the
+  /// same with or without it.
+  std::shared_ptr<comm::PlanCache> plans;
 };
 
 /// Requires: `strategy` passed check_strategy (simulate calls it again and throws its ConfigError).
