@@ -128,10 +128,10 @@ core::Duration Collectives::tp_time(comm::Op op, const std::vector<int>& group, 
 
 core::Duration Collectives::isolated_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes) {
   // Servers of one preset are alike: key by the local positions of the group's GPUs.
-  std::vector<int> shape;
-  for (int g : group) shape.push_back(b_.in.sc.cluster.local_index(g));
-  const auto key = std::make_tuple(static_cast<int>(op), bytes, shape);
-  if (auto it = isolated_cache_.find(key); it != isolated_cache_.end()) return it->second;
+  shape_.clear();
+  for (int g : group) shape_.push_back(b_.in.sc.cluster.local_index(g));
+  auto& by_shape = isolated_cache_[{static_cast<int>(op), bytes}];
+  if (auto it = by_shape.find(shape_); it != by_shape.end()) return it->second;
   comm::CollectiveRequest request;
   request.op = op;
   request.gpus = group;
@@ -139,7 +139,7 @@ core::Duration Collectives::isolated_time(comm::Op op, const std::vector<int>& g
   const core::Duration d = b_.in.sc.faults.links.empty() ? comm::estimate(b_.router, request)
                                                       : concurrent_time(requests_for({group}, op, bytes));
   // With link faults the estimate would not see the degraded link; a scratch engine does.
-  if (b_.in.sc.faults.links.empty()) isolated_cache_[key] = d;
+  if (b_.in.sc.faults.links.empty()) by_shape.emplace(shape_, d);
   return d;
 }
 

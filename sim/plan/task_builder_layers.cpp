@@ -340,11 +340,11 @@ class StageEmitter {
   }
 
   void tp_collective(comm::Op op, std::int64_t bytes, int layer, Slot slot) {
-    for (const auto& g : groups_) {
-      std::vector<core::StreamId> streams;
-      for (int r : g) streams.push_back(b_.rec.stream(r, slot));
-      auto members = b_.collectives.add(CommClass::tp, op, b_.in.grid.tp_group(b_.global_of[g.front()]), bytes, streams,
-                                        stage_);
+    for (std::size_t i = 0; i < groups_.size(); ++i) {
+      const auto& g = groups_[i];
+      streams_.clear();
+      for (int r : g) streams_.push_back(b_.rec.stream(r, slot));
+      auto members = b_.collectives.add(CommClass::tp, op, tp_global_[i], bytes, streams_, stage_);
       b_.rec.record_members(members, g, CommClass::tp, op, bytes, layer, pass_.microbatch, pass_.chunk, slot);
       for (std::size_t k = 0; k < g.size(); ++k) {
         host_.after_all_calls(g[k], members[k]);
@@ -403,10 +403,18 @@ class StageEmitter {
     return last;
   }
 
+  std::vector<std::vector<int>> global_tp_groups() const {
+    std::vector<std::vector<int>> out;
+    for (const auto& g : groups_) out.push_back(b_.in.grid.tp_group(b_.global_of[g.front()]));
+    return out;
+  }
+
   Build& b_;
   int stage_;
   std::vector<std::vector<int>> groups_;
   std::vector<int> all_ = ranks_of(groups_);
+  std::vector<std::vector<int>> tp_global_ = global_tp_groups();  // per TP group: its global ranks
+  std::vector<core::StreamId> streams_;  // scratch: one collective's member streams
   LayerGroups layer_groups_{b_, all_};
   std::vector<core::TaskId> tail_ = std::vector<core::TaskId>(b_.global_of.size());
   HostThread host_{b_};

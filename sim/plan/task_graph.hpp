@@ -60,7 +60,9 @@ class Collectives {
   Build& b_;
   /// Whether any route between members of `group` uses a link other than NVLink.
   bool leaves_nvlink(const std::vector<int>& group);
-  std::map<std::tuple<int, std::int64_t, std::vector<int>>, core::Duration> isolated_cache_;
+  // op, bytes -> the group's local GPU positions -> time; looked up with shape_, no key copied
+  std::map<std::pair<int, std::int64_t>, std::map<std::vector<int>, core::Duration>> isolated_cache_;
+  std::vector<int> shape_;
   std::vector<std::int8_t> leaves_nvlink_;  // [first global rank of a TP group]: −1 unknown, 0, 1
   // op, bytes, stage, DP indices, TP indices (a group folded over TP; else empty)
   std::map<std::tuple<int, std::int64_t, int, std::vector<int>, std::vector<int>>, SplitTime> concurrent_cache_;
