@@ -33,14 +33,26 @@ struct TaskEvent {
 
 class EventQueue {
  public:
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
-  const TaskEvent& top() const { return heap_.front(); }
+  bool empty() const { return heap_.empty() && head_ == now_.size(); }
+  std::size_t size() const { return heap_.size() + (now_.size() - head_); }
+  const TaskEvent& top() const { return now_first() ? now_[head_] : heap_.front(); }
   void push(const TaskEvent& e) {
     heap_.push_back(e);
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
+  /// An event at the current time, keyed after every event queued so far at that time (a zero
+  /// delay: the loop's time never goes back, and seq only grows). Such events come out in the
+  /// order they went in, so they wait in a FIFO beside the heap, O(1) each; top() and pop() take
+  /// the smaller key of the two fronts, so the order is the heap's alone would be.
+  void push_now(const TaskEvent& e) {
+    if (head_ == now_.size()) {
+      now_.clear();
+      head_ = 0;
+    }
+    now_.push_back(e);
+  }
   TaskEvent pop() {
+    if (now_first()) return now_[head_++];
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const TaskEvent e = heap_.back();
     heap_.pop_back();
@@ -48,11 +60,15 @@ class EventQueue {
   }
 
  private:
+  bool now_first() const { return head_ < now_.size() && (heap_.empty() || now_[head_].key < heap_.front().key); }
+
   // A function object, not a function pointer, so the heap algorithms inline the comparison.
   struct Later {
     bool operator()(const TaskEvent& a, const TaskEvent& b) const { return b.key < a.key; }
   };
   std::vector<TaskEvent> heap_;
+  std::vector<TaskEvent> now_;  // zero-delay events, now_[head_, end) still queued
+  std::size_t head_ = 0;
 };
 
 /// Min-heap of ids in [0, capacity) keyed by EventKey, with in-place key updates.

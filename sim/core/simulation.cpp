@@ -143,7 +143,9 @@ void Simulation::release_successors(std::uint32_t task) {
 void Simulation::schedule(std::uint32_t task, std::int64_t delay_ps, std::uint32_t version) {
   if (delay_ps > std::numeric_limits<std::int64_t>::max() - now_ps_)
     throw SimulationError("task " + std::to_string(task) + " would end past the largest representable time");
-  queue_.push(TaskEvent{EventKey{now_ps_ + delay_ps, ++seq_}, task, version});
+  const TaskEvent event{EventKey{now_ps_ + delay_ps, ++seq_}, task, version};
+  if (delay_ps == 0) queue_.push_now(event);
+  else queue_.push(event);
 }
 
 // One step of the loop: the earliest of the next task event and the next flow completion, or a
