@@ -91,8 +91,9 @@ CaseOutput run_sweep_case() {
   sweep::RunOptions run;
   run.threads = 1;
   std::uint64_t events = 0;
+  const plan::SimOptions options = sweep::sweep_sim_options(sc);  // as stepsim sweep runs them
   const auto outcome = sweep::run_sweep(sc, candidates, run, [&](const plan::Scenario& s, const plan::Strategy& st) {
-    auto r = plan::simulate(s, st, plan::SimOptions{});
+    auto r = plan::simulate(s, st, options);
     events += r.events;
     return r;
   });

@@ -11,7 +11,6 @@
 #include <sstream>
 #include <thread>
 
-#include "sim/comm/network.hpp"
 #include "sim/plan/simulate.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/sweep/sweep_json.hpp"
@@ -84,9 +83,8 @@ int sweep_scenario(const po::variables_map& vm) {
   options.on_progress = [&progress](const sweep::Progress& p) { progress.update(p); };
   InterruptFlag interrupt;
   options.stop = &interrupt.flag();
-  plan::SimOptions sim;
+  plan::SimOptions sim = sweep::sweep_sim_options(scenario);
   sim.log = cli_log();
-  sim.plans = std::make_shared<comm::PlanCache>(scenario.cluster);
   const auto valid = std::count_if(candidates.begin(), candidates.end(), [](const auto& c) { return c.valid; });
   sim.log.info(path + ": " + std::to_string(candidates.size()) + " candidate plans, " + std::to_string(valid) +
                " valid; " + std::to_string(options.threads) + " threads");

@@ -1,5 +1,7 @@
 #include "sim/sweep/sweep_runner.hpp"
 
+#include "sim/comm/network.hpp"
+
 #include <algorithm>
 #include <exception>
 #include <mutex>
@@ -78,6 +80,12 @@ class Pool {
 };
 
 }  // namespace
+
+plan::SimOptions sweep_sim_options(const plan::Scenario& scenario) {
+  plan::SimOptions options;
+  options.plans = std::make_shared<comm::PlanCache>(scenario.cluster);
+  return options;
+}
 
 SweepOutcome run_sweep(const plan::Scenario& scenario, const std::vector<Candidate>& candidates,
                        const RunOptions& options, const SimulateFn& simulate) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/plan/scenario.hpp"
+#include "sim/plan/simulate.hpp"
 #include "sim/plan/step_result.hpp"
 #include "sim/sweep/sweep_outcome.hpp"
 #include "sim/sweep/sweep_space.hpp"
@@ -38,6 +39,10 @@ struct RunOptions {
   const std::atomic<bool>* stop = nullptr;       ///< may be null
   std::function<void(const Progress&)> on_progress;  ///< may be empty
 };
+
+/// The options a sweep simulates every plan of `scenario` with: one comm::PlanCache of its cluster
+/// shared by all of them (SimOptions::plans), so each distinct collective is planned once.
+plan::SimOptions sweep_sim_options(const plan::Scenario& scenario);
 
 /// True when candidate `index` belongs to `shard`.
 bool in_shard(std::size_t index, const Shard& shard);
