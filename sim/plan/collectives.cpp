@@ -74,7 +74,45 @@ std::vector<core::TaskId> Collectives::add(CommClass cls, comm::Op op, const std
   request.gpus = group;
   request.bytes = bytes;
   request.coarse = comm::use_coarse_mode(group.size(), b_.in.large_cluster);
-  return comm::add_collective(*b_.network, request, streams).members;
+  return add_flows(request, streams);
+}
+
+// The tuner reads the machine only through the routes it asks for, so a group whose routes are
+// another's up to renaming (hw::same_up_to_renaming, checked on the very pairs that choice asked)
+// gets that choice of algorithm and protocol without tuning again: pipeline sends between alike
+// stage pairs, and the DP buckets of alike TP indices, are tuned once. Not under link faults,
+// which the routes do not show.
+std::vector<core::TaskId> Collectives::add_flows(const comm::CollectiveRequest& request,
+                                                 const std::vector<core::StreamId>& streams) {
+  comm::Network& net = *b_.network;
+  const bool tuned_here = request.algorithm == comm::Algorithm::automatic && !request.protocol;
+  if (!tuned_here || !b_.in.sc.faults.links.empty() || net.planned(comm::key_of(request)))
+    return comm::add_collective(net, request, streams).members;
+  auto& solved = tuned_choices_[{static_cast<int>(request.op), request.bytes, request.gpus.size(), request.coarse}];
+  // The latest few only: on a fabric with no alike groups each check would fail, and tuning is
+  // then what it was.
+  constexpr std::size_t kChecked = 8;
+  for (std::size_t i = solved.size() > kChecked ? solved.size() - kChecked : 0; i < solved.size(); ++i) {
+    const TunedChoice& c = solved[i];
+    if (!hw::same_up_to_renaming(b_.router, c.asked, c.gpus, request.gpus)) continue;
+    comm::CollectiveRequest fixed = request;
+    fixed.algorithm = c.algorithm;
+    fixed.protocol = c.protocol;
+    auto members = comm::add_collective(net, fixed, streams).members;
+    // Kept under the request as asked too, so its next call finds it without the check.
+    net.remember(comm::key_of(request), *net.planned(comm::key_of(fixed)));
+    return members;
+  }
+  std::vector<std::pair<int, int>> asked;
+  comm::CollectiveTasks tasks;
+  {
+    const Recording recording(b_.router, asked);
+    tasks = comm::add_collective(net, request, streams);
+  }
+  std::sort(asked.begin(), asked.end());
+  asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+  solved.push_back({request.gpus, std::move(asked), tasks.chosen, tasks.protocol});
+  return tasks.members;
 }
 
 std::vector<core::TaskId> Collectives::timed(const std::vector<core::StreamId>& streams, core::Duration d) {

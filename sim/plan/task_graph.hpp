@@ -49,6 +49,18 @@ class Collectives {
     core::Duration latency, bandwidth;
   };
   core::Duration isolated_time(comm::Op op, const std::vector<int>& group, std::int64_t bytes);
+  /// comm::add_collective of `request` (flows on the shared Network), its algorithm and protocol
+  /// taken from an alike group's where the routes allow (collectives.cpp).
+  std::vector<core::TaskId> add_flows(const comm::CollectiveRequest& request, const std::vector<core::StreamId>& streams);
+  /// A tuner's choice and the route questions it asked, for add_flows() to reuse.
+  struct TunedChoice {
+    std::vector<int> gpus;
+    std::vector<std::pair<int, int>> asked;
+    comm::Algorithm algorithm = comm::Algorithm::ring;
+    hw::Protocol protocol = hw::Protocol::simple;
+  };
+  // op, bytes, group size, coarse -> the choices tuned so far, each for a group no earlier one matched
+  std::map<std::tuple<int, std::int64_t, std::size_t, bool>, std::vector<TunedChoice>> tuned_choices_;
   SplitTime concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group);
   /// Members that finish after `t.latency`, then `t.bandwidth` on the group's shared link.
   std::vector<core::TaskId> shared(const std::vector<core::StreamId>& streams, const std::vector<int>& group, SplitTime t);
