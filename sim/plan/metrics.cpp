@@ -68,7 +68,7 @@ RankTimes measure_ranks(const Build& b) {
     const std::int64_t start = b.rec.engine().start_of(m.id).ps, end = b.rec.engine().finish_of(m.id).ps;
     if (!m.member) {
       if (is_compute(m.category)) compute[m.rank].emplace_back(start, end);
-      if (m.category == TaskCategory::host) host[m.rank].emplace_back(start, end);
+      if (m.category == TaskCategory::host || m.category == TaskCategory::host_copies) host[m.rank].emplace_back(start, end);
       // A collective's own GPU work beside its members (TaskRecorder::comm_work) moves its data.
       if (is_communication(m.category)) moving[m.rank][static_cast<int>(class_of(m.category))].emplace_back(start, end);
       continue;

@@ -65,11 +65,11 @@ std::vector<std::pair<int, core::TaskId>> StageDpCollectives::dp_collective(Comm
       for (int r : locals) {
         streams.push_back(b_.rec.stream(r, slot));
         if (!list) continue;
-        const core::TaskId views = b_.rec.host(r, slots * host.host_view_call_ps, layer, mb, chunk);
+        const core::TaskId views = b_.rec.host(r, slots * host.host_view_call_ps, layer, mb, chunk, TaskCategory::host_copies);
         b_.rec.depend(tail_[r], views);
         before.push_back(views);
         if (op != comm::Op::reduce_scatter) continue;
-        const core::TaskId copies = b_.rec.host(r, slots * host.host_copy_call_ps, layer, mb, chunk);
+        const core::TaskId copies = b_.rec.host(r, slots * host.host_copy_call_ps, layer, mb, chunk, TaskCategory::host_copies);
         b_.rec.depend(views, b_.rec.comm_work(r, slot, copy_ps(2 * bytes, slots), cls, layer, mb, chunk));
         before.back() = copies;
         host_busy_[r] = copies;
@@ -84,7 +84,7 @@ std::vector<std::pair<int, core::TaskId>> StageDpCollectives::dp_collective(Comm
         b_.rec.depend(before[k], members[k]);
         if (op != comm::Op::all_gather) continue;
         // What uses the gathered tensor waits for the copies out of the flat buffer too.
-        const core::TaskId copies = b_.rec.host(r, slots * host.host_copy_call_ps, layer, mb, chunk);
+        const core::TaskId copies = b_.rec.host(r, slots * host.host_copy_call_ps, layer, mb, chunk, TaskCategory::host_copies);
         const core::TaskId gpu = b_.rec.comm_work(r, slot, copy_ps(3 * bytes, slots + list_tensors), cls, layer, mb, chunk);
         host_busy_[r] = copies;
         pending_[r].emplace_back(layer, copies);

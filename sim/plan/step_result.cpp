@@ -16,6 +16,7 @@ const char* to_string(TaskCategory c) {
     case TaskCategory::ep_comm: return "ep_comm";
     case TaskCategory::cp_comm: return "cp_comm";
     case TaskCategory::host: return "host";
+    case TaskCategory::host_copies: return "host_copies";
     case TaskCategory::other: return "other";
   }
   return "other";

@@ -24,6 +24,7 @@ enum class TaskCategory {
   ep_comm,          ///< expert-parallel token all-to-all (MoE dispatch and combine)
   cp_comm,          ///< context-parallel K/V exchange (ring attention)
   host,             ///< the framework's CPU thread issuing kernels (and the p2p handshake)
+  host_copies,      ///< the CPU thread making a list-based collective's per-rank views and copies
   other,            ///< markers, delays
 };
 const char* to_string(TaskCategory c);

@@ -37,9 +37,9 @@ core::TaskId TaskRecorder::comm_work(int local, Slot slot, std::int64_t ps, Comm
   return id;
 }
 
-core::TaskId TaskRecorder::host(int local, std::int64_t ps, int layer, int mb, int chunk) {
+core::TaskId TaskRecorder::host(int local, std::int64_t ps, int layer, int mb, int chunk, TaskCategory cat) {
   const core::TaskId id = engine_.add_compute(stream(local, Slot::host), core::Duration{ps});
-  meta_.push_back({id, local, layer, mb, 0, TaskCategory::host, Slot::host, static_cast<std::int8_t>(chunk), false, 0, -1});
+  meta_.push_back({id, local, layer, mb, 0, cat, Slot::host, static_cast<std::int8_t>(chunk), false, 0, -1});
   return id;
 }
 

@@ -81,8 +81,9 @@ class TaskRecorder {
   /// `ps` of GPU work that belongs to a collective but is not one of its members (the copies a
   /// list-based collective makes on its stream), on the rank's `slot` stream, times its slowdown.
   core::TaskId comm_work(int local, Slot slot, std::int64_t ps, CommClass cls, int layer, int mb, int chunk);
-  /// `ps` of the host thread's time on its stream (Slot::host), recorded as TaskCategory::host.
-  core::TaskId host(int local, std::int64_t ps, int layer, int mb, int chunk);
+  /// `ps` of the host thread's time on its stream (Slot::host), recorded as `cat` (host or
+  /// host_copies).
+  core::TaskId host(int local, std::int64_t ps, int layer, int mb, int chunk, TaskCategory cat = TaskCategory::host);
   /// Records the members of one collective; `group`: the id of a collective already recorded in
   /// part (a PP transfer's receive after its send), or −1 for a new one. Returns the id.
   int record_members(const std::vector<core::TaskId>& members, const std::vector<int>& locals, CommClass cls,

@@ -25,6 +25,7 @@ const char* category_key(plan::TaskCategory c) {
     case C::ep_comm: return "ep_comm";
     case C::cp_comm: return "cp_comm";
     case C::host: return "host";
+    case C::host_copies: return "host_copies";
     case C::other: return "other";
   }
   return "other";
@@ -46,6 +47,7 @@ std::string slice_name(const plan::TaskRecord& t) {
     case C::ep_comm: prefix = "EP "; break;
     case C::cp_comm: prefix = "CP "; break;
     case C::host: prefix = "host "; break;
+    case C::host_copies: prefix = "host copies "; break;
     case C::other: break;
   }
   std::string name = prefix + t.op;

@@ -35,6 +35,7 @@ std::string critical_path_label(const plan::TaskRecord& t) {
     case C::ep_comm: return "EP all-to-all";
     case C::cp_comm: return "CP K/V exchange";
     case C::host: return "host issuing kernels";
+    case C::host_copies: return "host copying per rank";
     case C::other: return "other";
   }
   return "other";
