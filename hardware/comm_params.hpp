@@ -77,12 +77,13 @@ struct CommParams {
   // recording, dispatcher, cudaLaunchKernel; jiahuanglin.xyz "From PyTorch op to kernel launch");
   // Megatron's module and autograd-function code adds to it. 0 turns the host stream off.
   std::int64_t host_call_overhead_ps = 30'000'000;
-  // Host time of the two calls a list-based collective makes per rank (torch.distributed
-  // all_gather / reduce_scatter with one tensor per rank, the only form before PyTorch 1.9; see
-  // Strategy::zero3_list_collectives). Midpoints of the per-layer costs of jiahuanglin.xyz "From
-  // PyTorch op to kernel launch": a view made in Python (tensor.narrow: bytecode ~1 us, pybind
-  // ~1 us, ATen dispatch ~1-2 us) and a copy_ made in C++ by ProcessGroupNCCL (autograd layer
-  // ~1 us, dispatch ~1-2 us, TensorIterator ~1-5 us, cudaMemcpyAsync ~1-3 us).
+  // Host time of the calls a list-based collective makes per rank (torch.distributed all_gather
+  // / reduce_scatter with one tensor per rank, the only form before PyTorch 1.9; see
+  // Strategy::zero3_list_collectives): views made in Python (one an all-gather, two a
+  // reduce-scatter) and a copy. Midpoints of the per-layer costs of jiahuanglin.xyz "From PyTorch
+  // op to kernel launch": a view (tensor.narrow: bytecode ~1 us, pybind ~1 us, ATen dispatch
+  // ~1-2 us) and a copy_ made in C++ by ProcessGroupNCCL (autograd layer ~1 us, dispatch ~1-2 us,
+  // TensorIterator ~1-5 us, cudaMemcpyAsync ~1-3 us).
   std::int64_t host_view_call_ps = 3'500'000;
   std::int64_t host_copy_call_ps = 7'500'000;
 };

@@ -42,7 +42,8 @@ std::vector<std::pair<int, core::TaskId>> StageDpCollectives::reduce_gradients(i
 //
 // A list-based call (torch.distributed all_gather / reduce_scatter with one tensor per rank, as
 // DeepSpeed 0.3 made them: partition_parameters.py _allgather_param, _reduce_scatter_gradient)
-// first builds its n views in Python. PyTorch's ProcessGroupNCCL (c10d, before 1.9) then copies
+// first builds its n views in Python (an all-gather's: flat.narrow; a reduce-scatter's:
+// grad.view(-1).narrow, two). PyTorch's ProcessGroupNCCL (c10d, before 1.9) then copies
 // each rank's input into a flat buffer before a reduce-scatter's NCCL call, and each rank's slice
 // out of it after an all-gather's, one copy_ per rank issued on the NCCL stream by the host
 // thread, which is blocked meanwhile; the GPU runs those copies in that stream's order. An
@@ -65,7 +66,9 @@ std::vector<std::pair<int, core::TaskId>> StageDpCollectives::dp_collective(Comm
       for (int r : locals) {
         streams.push_back(b_.rec.stream(r, slot));
         if (!list) continue;
-        const core::TaskId views = b_.rec.host(r, slots * host.host_view_call_ps, layer, mb, chunk, TaskCategory::host_copies);
+        const std::int64_t views_per_rank = op == comm::Op::reduce_scatter ? 2 : 1;
+        const core::TaskId views =
+            b_.rec.host(r, views_per_rank * slots * host.host_view_call_ps, layer, mb, chunk, TaskCategory::host_copies);
         b_.rec.depend(tail_[r], views);
         before.push_back(views);
         if (op != comm::Op::reduce_scatter) continue;

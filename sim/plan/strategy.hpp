@@ -112,9 +112,9 @@ struct Strategy {
   /// gradient reduce-scatter (one per parameter tensor) passes a list of one view per rank, built
   /// in Python (partition_parameters.py _allgather_param, _reduce_scatter_gradient), which
   /// ProcessGroupNCCL copies one by one into or out of a flat buffer of its own (c10d
-  /// flatten_for_scatter_gather). Per rank, a view and a copy call on the host
-  /// (hw::CommParams::host_view_call, host_copy_call); the full tensor zero-filled and copied once
-  /// more in HBM.
+  /// flatten_for_scatter_gather). Per rank, views (one for an all-gather, two for a reduce-scatter:
+  /// grad.view(-1).narrow) and a copy call on the host (hw::CommParams::host_view_call,
+  /// host_copy_call); the full tensor zero-filled and copied once more in HBM.
   bool zero3_list_collectives = false;
   /// Keys of its DeepSpeed config (deepspeed_config.hpp) that change a step's cost and that
   /// stepsim does not model, each "file:line:col: key: what is costed instead"; the commands

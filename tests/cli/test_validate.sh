@@ -36,7 +36,7 @@ checks=$((checks + 1))
 
 # Per-source medians, from the "sources" array, one source per line. SC'21 Table 2 is the one
 # source known to fail: its ZeRO-3 rows run DeepSpeed's 2021 blocking per-submodule gathers and
-# list collectives and are still 1.2-1.7x fast (README, issue 24); its PTD-P rows are held to
+# list collectives and are still 1.15-1.6x fast (README, issue 24); its PTD-P rows are held to
 # their tolerance instead, and the plan choice at the larger GPU counts below.
 sources=$(printf '%s' "$out" | sed -n 's/.*"sources":\[\(.*\)\],"rankings".*/\1/p' | sed 's/},{/}\n{/g')
 checks=$((checks + 1))

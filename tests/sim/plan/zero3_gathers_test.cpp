@@ -123,11 +123,12 @@ TEST_CASE("DeepSpeed's blocking gathers expose every submodule's fetch, and the 
 
 TEST_CASE("list-based collectives cost the host a view and a copy call per rank and parameter tensor") {
   // As above (dp 8, 8 layers, blocking gathers, ideal network), each collective now passes one
-  // tensor per rank: v of host time per rank before the NCCL call, c per rank beside it (an
-  // all-gather's copies out) or before it (a reduce-scatter's copies in). With c = 1 ms the
-  // N·c = 8 ms of copies outlast every gather (t ≤ 32 us here), so a gather costs N·(v + c)
-  // instead of its t, and a layer's reduce-scatter, one call per parameter tensor, holds the
-  // host, and with it the next compute, for T·N·(v + c). Step: + G·N·(v + c) − Σt + L·T·N·(v + c).
+  // tensor per rank: views made before the NCCL call (an all-gather one per rank, v; a
+  // reduce-scatter two, grad.view(-1).narrow), a copy per rank beside it (an all-gather's copies
+  // out) or before it (a reduce-scatter's copies in), c. With c = 1 ms the N·c = 8 ms of copies
+  // outlast every gather (t ≤ 32 us here), so a gather costs N·(v + c) instead of its t, and a
+  // layer's reduce-scatter, one call per parameter tensor, holds the host, and with it the next
+  // compute, for T·N·(2v + c). Step: + G·N·(v + c) − Σt + L·T·N·(2v + c).
   const std::string base = "{name: z, dp: 8, zero_stage: 3, micro_batch: 2, recompute: full, framework: deepspeed, "
                            "zero3_blocking_gathers: true";
   auto with_host = [](std::string yaml) {
@@ -148,8 +149,8 @@ TEST_CASE("list-based collectives cost the host a view and a copy call per rank 
   const auto r_plain = simulate(plain, plain.strategies[0], hooked());
   const auto r_listed = simulate(listed, listed.strategies[0], hooked());
   CHECK(r_listed.step_time_s - r_plain.step_time_s ==
-        doctest::Approx(g * n * (v + c) - 16 * t_gathers + layers * tensors * n * (v + c)).epsilon(1e-6));
-  CHECK(r_listed.host_bound_s > 0.9 * (g + layers * tensors) * n * (v + c));
+        doctest::Approx(g * n * (v + c) - 16 * t_gathers + layers * tensors * n * (2 * v + c)).epsilon(1e-6));
+  CHECK(r_listed.host_bound_s > 0.9 * (g * n * (v + c) + layers * tensors * n * (2 * v + c)));
 }
 
 TEST_CASE("DeepSpeed's keys are refused under another framework, where they are written") {
