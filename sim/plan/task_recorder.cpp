@@ -21,26 +21,27 @@ void TaskRecorder::depend(core::TaskId before, core::TaskId after) {
   if (keep_dependencies_) dependencies_.emplace_back(before, after);
 }
 
-core::TaskId TaskRecorder::compute(int local, std::int64_t ps, TaskCategory cat, int layer, int mb, int chunk) {
-  const double slow = slowdown_[local];
-  const std::int64_t d = slow == 1.0 ? ps : static_cast<std::int64_t>(std::llround(static_cast<double>(ps) * slow));
-  const core::TaskId id = engine_.add_compute(stream(local, Slot::compute), core::Duration{d});
-  meta_.push_back({id, local, layer, mb, 0, cat, Slot::compute, static_cast<std::int8_t>(chunk), false, 0, -1});
+core::TaskId TaskRecorder::work(int local, Slot slot, std::int64_t ps, TaskCategory cat, int layer, int mb, int chunk) {
+  const core::TaskId id = engine_.add_compute(stream(local, slot), core::Duration{ps});
+  meta_.push_back({id, local, layer, mb, 0, cat, slot, static_cast<std::int8_t>(chunk), false, 0, -1});
   return id;
+}
+
+std::int64_t TaskRecorder::slowed(int local, std::int64_t ps) const {
+  const double slow = slowdown_[local];
+  return slow == 1.0 ? ps : static_cast<std::int64_t>(std::llround(static_cast<double>(ps) * slow));
+}
+
+core::TaskId TaskRecorder::compute(int local, std::int64_t ps, TaskCategory cat, int layer, int mb, int chunk) {
+  return work(local, Slot::compute, slowed(local, ps), cat, layer, mb, chunk);
 }
 
 core::TaskId TaskRecorder::comm_work(int local, Slot slot, std::int64_t ps, CommClass cls, int layer, int mb, int chunk) {
-  const double slow = slowdown_[local];
-  const std::int64_t d = slow == 1.0 ? ps : static_cast<std::int64_t>(std::llround(static_cast<double>(ps) * slow));
-  const core::TaskId id = engine_.add_compute(stream(local, slot), core::Duration{d});
-  meta_.push_back({id, local, layer, mb, 0, category_of(cls), slot, static_cast<std::int8_t>(chunk), false, 0, -1});
-  return id;
+  return work(local, slot, slowed(local, ps), category_of(cls), layer, mb, chunk);
 }
 
 core::TaskId TaskRecorder::host(int local, std::int64_t ps, int layer, int mb, int chunk, TaskCategory cat) {
-  const core::TaskId id = engine_.add_compute(stream(local, Slot::host), core::Duration{ps});
-  meta_.push_back({id, local, layer, mb, 0, cat, Slot::host, static_cast<std::int8_t>(chunk), false, 0, -1});
-  return id;
+  return work(local, Slot::host, ps, cat, layer, mb, chunk);
 }
 
 int TaskRecorder::record_members(const std::vector<core::TaskId>& members, const std::vector<int>& locals,

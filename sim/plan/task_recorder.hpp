@@ -103,6 +103,11 @@ class TaskRecorder {
   const std::vector<std::pair<core::TaskId, core::TaskId>>& dependencies() const { return dependencies_; }
 
  private:
+  /// A task of `ps` on the rank's `slot` stream, recorded as `cat`.
+  core::TaskId work(int local, Slot slot, std::int64_t ps, TaskCategory cat, int layer, int mb, int chunk);
+  /// `ps` of GPU work on the rank, times its slowdown (faults).
+  std::int64_t slowed(int local, std::int64_t ps) const;
+
   core::Engine engine_;
   bool keep_dependencies_;
   std::vector<std::array<core::StreamId, kSlots>> streams_;

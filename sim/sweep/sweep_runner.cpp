@@ -1,12 +1,12 @@
 #include "sim/sweep/sweep_runner.hpp"
 
-#include "sim/comm/network.hpp"
-
 #include <algorithm>
 #include <exception>
 #include <mutex>
 #include <optional>
 #include <thread>
+
+#include "sim/comm/network.hpp"
 
 namespace stepsim::sweep {
 
