@@ -156,7 +156,7 @@ void read_comm_params(const Field& f, CommParams& c) {
   f.check_keys({"nvlink_efficiency", "pcie_efficiency", "network_efficiency", "host_memory_efficiency",
                 "ring_step_latency", "tree_step_latency", "network_step_latency", "nvls", "nvls_efficiency",
                 "nvls_latency", "launch_latency", "ll", "ll128", "pipeline_chunk", "pipeline_pass_overhead",
-                "host_call_overhead", "host_view_call", "host_copy_call"});
+                "host_call_overhead", "host_view_call", "host_copy_call", "cpu_adam_param"});
   if (auto v = f.optional("nvlink_efficiency")) c.nvlink_efficiency = read_fraction(*v);
   if (auto v = f.optional("pcie_efficiency")) c.pcie_efficiency = read_fraction(*v);
   if (auto v = f.optional("network_efficiency")) c.network_efficiency = read_fraction(*v);
@@ -175,6 +175,7 @@ void read_comm_params(const Field& f, CommParams& c) {
   if (auto v = f.optional("host_call_overhead")) c.host_call_overhead_ps = v->as_duration_ps();
   if (auto v = f.optional("host_view_call")) c.host_view_call_ps = v->as_duration_ps();
   if (auto v = f.optional("host_copy_call")) c.host_copy_call_ps = v->as_duration_ps();
+  if (auto v = f.optional("cpu_adam_param")) c.cpu_adam_param_ps = v->as_duration_ps();
 }
 
 Cluster load_cluster(const std::string& name_or_path, const ClusterShape& shape) {

@@ -120,12 +120,24 @@ class Reader {
     }
   }
 
+  // offload_optimizer to the CPU is ZeRO-Offload (Strategy::offload_optimizer); to NVMe it is
+  // that plus swapping the states, which is not costed. Parameter offload is not modelled.
   void read_offload(const std::string& key, const Field& f) {
     if (!f.is_map()) f.fail("expected an object such as {\"device\": \"cpu\"}, found " + f.found());
     const auto device = f.optional("device");
-    if (device && device->as_string() == "none") return;
-    note(f, key == "offload_optimizer" ? "ZeRO-Offload is not modelled: the optimizer step is costed on the GPU"
-                                       : "parameter offload is not modelled: parameters are costed in GPU memory");
+    const std::string where = device ? device->as_choice({"none", "cpu", "nvme"}) : "none";
+    if (where == "none") return;
+    if (key == "offload_param") {
+      note(f, "parameter offload is not modelled: parameters are costed in GPU memory");
+      return;
+    }
+    s_.offload_optimizer = true;
+    s_.where.offload_optimizer = device->pos();
+    if (where == "nvme") note(*device, "the optimizer is costed as offloaded to the CPU; swapping its states to NVMe is not");
+    const auto pinned = f.optional("pin_memory");
+    if (!pinned || !pinned->as_bool())
+      note(pinned ? *pinned : f, "pageable host memory (pin_memory false, DeepSpeed's default): the copies are costed "
+                                 "at the pinned PCIe rate");
   }
 
   void check_global_batch(const Field& f) {
@@ -182,7 +194,8 @@ class Reader {
 
 const std::vector<std::string>& deepspeed_config_sets() {
   static const std::vector<std::string> keys{"zero_stage", "micro_batch", "dp_bucket_size", "dp_overlap",
-                                             "zero3_persistence_threshold", "zero3_max_reuse_distance"};
+                                             "zero3_persistence_threshold", "zero3_max_reuse_distance",
+                                             "offload_optimizer"};
   return keys;
 }
 

@@ -36,6 +36,8 @@ void fill_tasks(const Build& b, StepResult& r) {
     // A PP transfer's two members are one send/recv collective; which end each is, its stream says.
     if (m.slot == Slot::send_next || m.slot == Slot::send_prev) t.op = "send";
     if (m.slot == Slot::recv_prev || m.slot == Slot::recv_next) t.op = "recv";
+    if (m.category == TaskCategory::host_transfer) t.op = m.op == kToHost ? "to host" : "from host";
+    if (m.category == TaskCategory::cpu_optimizer) t.op = "Adam";
     t.layer = m.layer;
     t.microbatch = m.microbatch;
     t.chunk = m.chunk;

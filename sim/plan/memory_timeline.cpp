@@ -11,6 +11,7 @@
 #include "models/memory.hpp"
 #include "sim/config/units.hpp"
 #include "sim/plan/metrics.hpp"
+#include "sim/plan/optimizer_offload.hpp"
 
 namespace stepsim::plan {
 namespace {
@@ -33,6 +34,13 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   m.parameters = dense.params + expert.params;
   m.gradients = dense.grads + expert.grads;
   m.optimizer_states = dense.optimizer + expert.optimizer;
+  if (b.in.st.offload_optimizer) {
+    // ZeRO-Offload keeps Adam's states and the fp32 gradients in host memory
+    // (optimizer_offload.hpp): the GPU holds its 16-bit parameters, and under ZeRO-1 the 16-bit
+    // gradients it accumulates (ZeRO-2/3 send each reduced slice out).
+    m.optimizer_states = 0;
+    if (zero >= 2) m.gradients = 0;
+  }
   // FP8 training keeps each FP8 GEMM's weight in FP8, and where the GPU needs it transposed too
   // (1 + 1 bytes), beside the 16-bit one for the whole step (TE caches them over the microbatches).
   // FP8 parameters (fp8_param_gather) are the FP8 weight itself: the 16-bit one goes (2 bytes
@@ -69,7 +77,22 @@ std::int64_t memory_reserve_bytes(std::int64_t capacity) {
   return (std::int64_t{1} << 30) + capacity / 20;
 }
 
+// ZeRO-Offload's host memory on the fullest server: per parameter of each rank's shard, the fp32
+// master, Adam's two moments and the fp32 gradient (16 B, DeepSpeed's
+// estimate_zero2_model_states_mem_needs with offload: 16 B a parameter before its 1.5x margin),
+// and under accumulation with ZeRO-2/3 the 16-bit sum kept between micro-steps (2 B).
+std::int64_t offload_host_bytes(const Build& b) {
+  if (!b.in.st.offload_optimizer) return 0;
+  const hw::Cluster& cluster = b.in.sc.cluster;
+  const std::int64_t per_param = 16 + (b.in.st.effective_zero_stage() >= 2 && b.in.schedule.microbatches > 1 ? 2 : 0);
+  std::vector<std::int64_t> per_server(static_cast<std::size_t>(cluster.servers), 0);
+  for (int g = 0; g < b.in.grid.size(); ++g)
+    per_server[static_cast<std::size_t>(cluster.server_of(g))] += per_param * optimizer_shard_params(b, b.in.grid.coord(g).pp);
+  return *std::max_element(per_server.begin(), per_server.end());
+}
+
 void fill_memory(const Build& b, StepResult& r) {
+  r.host_memory_bytes = offload_host_bytes(b);
   const std::size_t n = b.global_of.size();
   std::vector<std::vector<Point>> points(n);
   for (const MemEvent& e : b.rec.mem()) {

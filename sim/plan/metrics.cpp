@@ -57,18 +57,21 @@ RankTimes measure_ranks(const Build& b) {
   const std::size_t n = b.global_of.size();
   std::vector<std::vector<Interval>> compute(n);
   std::vector<std::array<std::vector<Interval>, kCommClasses>> moving(n);
-  std::vector<std::vector<Interval>> host(n);
+  std::vector<std::vector<Interval>> host(n), offload(n);
   RankTimes out;
   out.stall_ps.assign(n, 0);
   out.busy_ps.assign(n, 0);
   out.exposed_ps.assign(n, {});
   out.idle_ps.assign(n, 0);
   out.host_bound_ps.assign(n, 0);
+  out.offload_ps.assign(n, 0);
   for (const TaskMeta& m : b.rec.meta()) {
     const std::int64_t start = b.rec.engine().start_of(m.id).ps, end = b.rec.engine().finish_of(m.id).ps;
     if (!m.member) {
       if (is_compute(m.category)) compute[m.rank].emplace_back(start, end);
       if (m.category == TaskCategory::host || m.category == TaskCategory::host_copies) host[m.rank].emplace_back(start, end);
+      if (m.category == TaskCategory::host_transfer || m.category == TaskCategory::cpu_optimizer)
+        offload[m.rank].emplace_back(start, end);
       // A collective's own GPU work beside its members (TaskRecorder::comm_work) moves its data.
       if (is_communication(m.category)) moving[m.rank][static_cast<int>(class_of(m.category))].emplace_back(start, end);
       continue;
@@ -90,6 +93,14 @@ RankTimes measure_ranks(const Build& b) {
       everything.insert(everything.end(), mv.begin(), mv.end());
       std::inplace_merge(everything.begin(), everything.begin() + middle, everything.end());  // both sorted
     }
+    everything = merged(std::move(everything));
+    // Offload work the GPU waits for, then host issuing where neither runs: each idle moment
+    // is counted once.
+    const auto offloading = merged(std::move(offload[r]));
+    out.offload_ps[r] = length_minus(offloading, everything);
+    const auto middle = static_cast<std::ptrdiff_t>(everything.size());
+    everything.insert(everything.end(), offloading.begin(), offloading.end());
+    std::inplace_merge(everything.begin(), everything.begin() + middle, everything.end());
     everything = merged(std::move(everything));
     const auto issuing = merged(std::move(host[r]));
     out.host_bound_ps[r] = length_minus(issuing, everything);
@@ -129,17 +140,19 @@ void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
   // recomputes, so HFU >= MFU always; counting the causal half that FlashAttention executes against
   // MFU's full count would put HFU below MFU with no recompute at all.
   r.hfu = executed > recomputed ? r.mfu * executed / (executed - recomputed) : r.mfu;
-  double idle = 0, stall = 0, host = 0;
+  double idle = 0, stall = 0, host = 0, offload = 0;
   std::array<double, kCommClasses> exposed{};
   for (std::size_t k = 0; k < t.idle_ps.size(); ++k) {
     idle += static_cast<double>(t.idle_ps[k]);
     stall += static_cast<double>(t.stall_ps[k]);
     host += static_cast<double>(t.host_bound_ps[k]);
+    offload += static_cast<double>(t.offload_ps[k]);
     for (int c = 0; c < kCommClasses; ++c) exposed[c] += static_cast<double>(t.exposed_ps[k][c]);
   }
   r.bubble_fraction = idle / n / static_cast<double>(t.step_ps);
   r.sync_stall_s = stall / n * 1e-12;
   r.host_bound_s = host / n * 1e-12;
+  r.offload_s = offload / n * 1e-12;
   auto seconds = [&](CommClass c) { return exposed[static_cast<int>(c)] / n * 1e-12; };
   r.exposed_comm_s = {.tp = seconds(CommClass::tp), .pp = seconds(CommClass::pp), .dp = seconds(CommClass::dp),
                       .zero = seconds(CommClass::zero), .ep = seconds(CommClass::ep),

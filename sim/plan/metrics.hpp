@@ -13,6 +13,7 @@ struct RankTimes {
   std::int64_t step_ps = 0;
   std::vector<std::int64_t> busy_ps, idle_ps, stall_ps;       ///< per local rank
   std::vector<std::int64_t> host_bound_ps;                    ///< per local rank: GPU idle, host busy
+  std::vector<std::int64_t> offload_ps;                       ///< per local rank: GPU idle, offload busy
   std::vector<std::array<std::int64_t, kCommClasses>> exposed_ps;        ///< per local rank, by CommClass
 };
 

@@ -17,6 +17,8 @@ const char* to_string(TaskCategory c) {
     case TaskCategory::cp_comm: return "cp_comm";
     case TaskCategory::host: return "host";
     case TaskCategory::host_copies: return "host_copies";
+    case TaskCategory::host_transfer: return "host_transfer";
+    case TaskCategory::cpu_optimizer: return "cpu_optimizer";
     case TaskCategory::other: return "other";
   }
   return "other";

@@ -25,6 +25,8 @@ enum class TaskCategory {
   cp_comm,          ///< context-parallel K/V exchange (ring attention)
   host,             ///< the framework's CPU thread issuing kernels (and the p2p handshake)
   host_copies,      ///< the CPU thread making a list-based collective's per-rank views and copies
+  host_transfer,    ///< ZeRO-Offload: gradients copied to host memory, parameters back (PCIe)
+  cpu_optimizer,    ///< ZeRO-Offload: the optimizer step on the host CPU
   other,            ///< markers, delays
 };
 const char* to_string(TaskCategory c);
@@ -111,6 +113,12 @@ struct StepResult {
   /// GPU idle while its host thread was still issuing work: the step is CPU-bound there (not
   /// part of bubble_fraction).
   double host_bound_s = 0;
+  /// GPU idle while ZeRO-Offload moves gradients and parameters over PCIe or the CPU steps the
+  /// optimizer (not part of bubble_fraction).
+  double offload_s = 0;
+  bool offload_optimizer = false;    ///< context: the plan offloads its optimizer (ZeRO-Offload)
+  /// ZeRO-Offload: host memory its optimizer needs on the fullest server (0 without offload).
+  std::int64_t host_memory_bytes = 0;
   std::int64_t peak_memory_bytes = 0;
   std::int64_t memory_capacity_bytes = 0;
   bool fits = true;

@@ -49,7 +49,7 @@ std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
   config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
-      tp_comm_overlap, overlap_param_gather, precision;
+      tp_comm_overlap, overlap_param_gather, precision, offload_optimizer;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -116,6 +116,11 @@ struct Strategy {
   /// grad.view(-1).narrow) and a copy call on the host (hw::CommParams::host_view_call,
   /// host_copy_call); the full tensor zero-filled and copied once more in HBM.
   bool zero3_list_collectives = false;
+  /// DeepSpeed's ZeRO-Offload (zero_optimization.offload_optimizer.device: cpu; Ren et al.,
+  /// USENIX ATC'21): the rank's shard of fp32 master weights, gradients and Adam states lives in
+  /// host memory; its gradients go out over PCIe as they are reduced, DeepSpeedCPUAdam steps on
+  /// the host CPU, and the updated 16-bit parameters come back before they are all-gathered.
+  bool offload_optimizer = false;
   /// Keys of its DeepSpeed config (deepspeed_config.hpp) that change a step's cost and that
   /// stepsim does not model, each "file:line:col: key: what is costed instead"; the commands
   /// print them as warnings.

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "hardware/host_route.hpp"
 #include "sim/plan/rank_grid.hpp"
 #include "sim/config/limits.hpp"
 #include "sim/plan/scenario.hpp"
@@ -201,6 +202,19 @@ void check_fsdp_shards(const Scenario& sc, Strategy& s) {
   if (s.fsdp_shard_degree == s.dp) s.fsdp_shard_degree = 0;  // one group: FULL_SHARD
 }
 
+// ZeRO-Offload moves the optimizer off a sharded ZeRO stage, and its copies need a way from each
+// GPU to a CPU (hw::gpu_to_host).
+void check_offload(const Scenario& sc, const Strategy& s) {
+  if (!s.offload_optimizer) return;
+  if (s.effective_zero_stage() == 0)
+    fail(s.where.offload_optimizer, s, "offload_optimizer",
+         "expected zero_stage 1, 2 or 3 (DeepSpeed offloads the optimizer of a ZeRO stage), found zero_stage 0");
+  if (hw::gpu_to_host(sc.cluster, 0).empty())
+    fail(s.where.offload_optimizer, s, "offload_optimizer",
+         "expected a CPU reachable from each GPU over PCIe to hold the optimizer, but " + sc.cluster.name +
+             "'s GPU 0 reaches none");
+}
+
 }  // namespace
 
 Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
@@ -212,6 +226,7 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   check_tp_placement(scenario, s);
   check_megatron_core(s);
   check_fsdp_shards(scenario, s);
+  check_offload(scenario, s);
   return s;
 }
 

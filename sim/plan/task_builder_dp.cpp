@@ -15,12 +15,15 @@
 //   (Megatron-LM finalize_model_grads) before the step.
 // - The optimizer step: fused Adam reads gradient (2 B) and fp32 master, m, v (12 B) and writes
 //   master, m, v and the 16-bit parameter (14 B): 28 bytes per local parameter, memory-bound
-//   (apex FusedAdam / Megatron's fused optimizer touch each state once).
+//   (apex FusedAdam / Megatron's fused optimizer touch each state once). Under ZeRO-Offload the
+//   gradients go to host memory as their buckets are reduced and the CPU steps
+//   (optimizer_offload.hpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 
+#include "sim/plan/optimizer_offload.hpp"
 #include "sim/plan/task_graph.hpp"
 
 namespace stepsim::plan {
@@ -141,8 +144,19 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
     if (after) return (*after)[r];
     return b.in.st.dp_overlap ? b.grad_ready[r][bucket.trigger_layer] : b.backward_end[r];
   };
+  // ZeRO-Offload: the reduced slice of each bucket goes to host memory (the boundary micro-step).
+  const bool offload = b.in.st.offload_optimizer && op != comm::Op::all_gather;
+  const std::int64_t shards = set == GradientSet::dense ? b.in.shard_degree : std::max(1, b.in.st.expert_dp_degree());
+  OptimizerOffload to_host(b);
   for (const auto& [group, locals] : reduction_groups(b, stage, set)) {
-    if (group.size() < 2) continue;  // ep == dp: each rank alone holds its experts
+    if (group.size() < 2) {  // ep == dp, or no DP: each rank alone holds its gradients
+      if (offload)
+        for (const Bucket& bucket : buckets)
+          for (int r : locals)
+            to_host.gradients_out(r, trigger(r, bucket), bucket.params, micro_step(b.in.schedule.microbatches - 1, b.in.schedule.microbatches),
+                                  -1, -1);
+      continue;
+    }
     for (const Bucket& bucket : buckets) {
       std::vector<core::StreamId> streams;
       for (int r : locals) {
@@ -153,6 +167,10 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
       auto members = b.collectives.add(CommClass::dp, op, group, bytes, streams, stage);
       b.rec.record_members(members, locals, CommClass::dp, op, bytes, -1, -1, 0, Slot::dp);
       for (std::size_t k = 0; k < locals.size(); ++k) b.rec.depend(trigger(locals[k], bucket), members[k]);
+      if (offload)
+        for (std::size_t k = 0; k < locals.size(); ++k)
+          to_host.gradients_out(locals[k], members[k], (bucket.params + shards - 1) / shards,
+                                micro_step(b.in.schedule.microbatches - 1, b.in.schedule.microbatches), -1, -1);
     }
   }
 }
@@ -208,7 +226,9 @@ void build_embedding_sync(Build& b) {
 void build_gradient_sync(Build& b, int stage) {
   const int zero = b.in.st.effective_zero_stage();
   const bool reduce = b.in.grid.dp() > 1 && !b.in.st.shards_parameters();
-  const auto buckets = reduce ? stage_buckets(b, stage, GradientSet::dense) : std::vector<Bucket>{};
+  // Without DP, ZeRO-Offload still sends each bucket's gradients to host memory.
+  const bool to_host = b.in.grid.dp() == 1 && b.in.st.offload_optimizer && !b.in.st.shards_parameters();
+  const auto buckets = reduce || to_host ? stage_buckets(b, stage, GradientSet::dense) : std::vector<Bucket>{};
   // Routed experts reduce over their own replicas, which exist even without DP when EP folds
   // over TP (tp·dp/ep ranks hold the same experts).
   const bool experts = !b.in.st.shards_parameters() && b.in.st.ep > 1 && b.in.st.expert_dp_degree() > 1 &&
@@ -217,24 +237,28 @@ void build_gradient_sync(Build& b, int stage) {
   const bool gather_in_forward = reduce && zero >= 1 && b.in.st.overlap_param_gather;
   if (gather_in_forward) overlapped_param_gathers(b, stage, buckets);
   const comm::Op reduce_op = zero == 0 ? comm::Op::all_reduce : comm::Op::reduce_scatter;
-  if (reduce) bucket_collectives(b, stage, buckets, reduce_op, nullptr, GradientSet::dense);
+  if (reduce || to_host) bucket_collectives(b, stage, buckets, reduce_op, nullptr, GradientSet::dense);
   if (experts) bucket_collectives(b, stage, expert_buckets, reduce_op, nullptr, GradientSet::experts);
   if (b.in.opt.hooks.skip_optimizer) return;
   // The optimizer updates this rank's shard: dense parameters over the shard group, routed
   // experts over their dp/ep replicas.
-  const int shards = b.in.shard_degree, expert_shards = std::max(1, b.in.st.expert_dp_degree());
-  const std::int64_t expert_params = b.in.stage_expert_params[stage];
-  const std::int64_t dense_params = b.in.stage_params[stage] - expert_params;
-  const std::int64_t shard = zero >= 1 ? (dense_params + shards - 1) / shards + (expert_params + expert_shards - 1) / expert_shards
-                                       : b.in.stage_params[stage];
+  const std::int64_t shard = optimizer_shard_params(b, stage);
   const auto& gpu = b.in.sc.cluster.gpu;
   // FP8 training casts the updated weights once per step (plan_inputs.hpp), on the same stream.
   const std::int64_t ps = static_cast<std::int64_t>(
       std::ceil(shard * kAdamBytesPerParam / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12)) +
       fp8_weight_cast_ps(b.in, stage);
   std::vector<core::TaskId> optimizer(b.global_of.size());
+  OptimizerOffload offload(b);
   for (const auto& locals : dp_groups_of_stage(b, stage))
     for (int r : locals) {
+      if (b.in.st.offload_optimizer) {
+        // After the last gradient copy on the rank's dp stream, whatever reduced it.
+        const core::TaskId copied = b.rec.engine().add_marker(b.rec.stream(r, Slot::dp));
+        b.rec.depend(b.backward_end[r], copied);
+        optimizer[r] = offload.step(r, stage, copied);
+        continue;
+      }
       optimizer[r] = b.rec.compute(r, ps, TaskCategory::optimizer, -1, -1, 0);
       b.rec.depend(b.backward_end[r], optimizer[r]);
       if (b.rec.last_on_dp(r)) b.rec.depend(*b.rec.last_on_dp(r), optimizer[r]);

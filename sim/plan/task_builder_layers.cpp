@@ -11,6 +11,7 @@
 
 #include "sim/plan/host_thread.hpp"
 #include "sim/plan/layer_groups.hpp"
+#include "sim/plan/optimizer_offload.hpp"
 #include "sim/plan/stage_dp_collectives.hpp"
 #include "sim/plan/task_graph.hpp"
 #include "sim/plan/zero3_gathers.hpp"
@@ -189,15 +190,18 @@ class StageEmitter {
   }
 
   void end_backward() {
-    if (b_.in.st.effective_zero_stage() == 2 && !b_.in.st.shards_parameters() && b_.in.grid.dp() > 1 &&
-        index_ != last_pass_of_chunk(pass_.chunk)) {
+    if (b_.in.st.effective_zero_stage() == 2 && !b_.in.st.shards_parameters() && index_ != last_pass_of_chunk(pass_.chunk)) {
       // ZeRO-2 (DeepSpeed) reduce-scatters gradients at every micro-step, not only the last: one
       // collective of the chunk's gradients after each earlier backward (the last microbatch's go
-      // out in buckets, task_builder_dp.cpp).
+      // out in buckets, task_builder_dp.cpp). Without DP only ZeRO-Offload's copies remain.
       std::int64_t params = layers_sum(&LayerCost::params);
       if (first_vstage()) params += b_.in.embedding.params;
       if (last_vstage()) params += b_.in.logits.params;
-      dp_.dp_collective(CommClass::dp, comm::Op::reduce_scatter, 2 * params, -1);
+      std::vector<std::pair<int, core::TaskId>> reduced;
+      if (b_.in.grid.dp() > 1) reduced = dp_.dp_collective(CommClass::dp, comm::Op::reduce_scatter, 2 * params, -1);
+      else
+        for (int r : all_) reduced.emplace_back(r, tail_[r]);
+      offload_gradients(reduced, params, -1);
     }
     for (int r : all_) {
       b_.rec.memory({tail_[r], false, r, -stored_bytes(), MemKind::activations});
@@ -261,6 +265,11 @@ class StageEmitter {
         for (int r : all_) b_.rec.memory({tail_[r], false, r, -dp_.gathered_total(layer), MemKind::gathered});
       if (prefetch_after && !kept && !kept_across && i + 1 < n) dp_.gather(base + step * (i + 1));
       if (!fwd) backward_gradients(layer);
+    } else if (!fwd && b_.in.st.shards_parameters() && b_.in.st.offload_optimizer) {
+      // ZeRO-3 without DP reduces nothing, but its gradients still go to host memory.
+      std::vector<std::pair<int, core::TaskId>> done;
+      for (int r : all_) done.emplace_back(r, tail_[r]);
+      offload_gradients(done, dp_.gradient_bytes(layer) / b_.in.grad_bytes, layer);
     }
   }
 
@@ -269,12 +278,24 @@ class StageEmitter {
   // its last one (no_sync) or after it (a pipeline stage: end_backward).
   void backward_gradients(int layer) {
     if (!b_.in.st.fsdp_defers_gradient_reduction()) {
-      dp_.reduce_gradients(layer);
+      offload_gradients(dp_.reduce_gradients(layer), dp_.gradient_bytes(layer) / b_.in.grad_bytes, layer);
       return;
     }
     if (index_ == first_pass_of_chunk(PassKind::backward, pass_.chunk))
       for (int r : all_) b_.rec.memory({tail_[r], false, r, dp_.gradient_bytes(layer), MemKind::gradients});
     if (b_.in.grid.pp() == 1 && index_ == last_pass_of_chunk(pass_.chunk)) reduce_accumulated(layer);
+  }
+
+  // ZeRO-Offload: each rank's slice of the `params` gradients just reduced goes to host memory
+  // as this backward's place among the chunk's micro-steps says (optimizer_offload.hpp).
+  void offload_gradients(const std::vector<std::pair<int, core::TaskId>>& reduced, std::int64_t params, int layer) {
+    if (!b_.in.st.offload_optimizer) return;
+    const bool first = index_ == first_pass_of_chunk(PassKind::backward, pass_.chunk);
+    const bool last = index_ == last_pass_of_chunk(pass_.chunk);
+    const MicroStep when = first && last ? MicroStep::only : first ? MicroStep::first : last ? MicroStep::last : MicroStep::middle;
+    const std::int64_t slice = (params + b_.in.shard_degree - 1) / b_.in.shard_degree;
+    OptimizerOffload offload(b_);
+    for (const auto& [r, member] : reduced) offload.gradients_out(r, member, slice, when, layer, pass_.microbatch);
   }
 
   // The reduction of gradients accumulated unsharded, which frees them as it ends. They are kept

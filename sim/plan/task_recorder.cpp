@@ -44,6 +44,19 @@ core::TaskId TaskRecorder::host(int local, std::int64_t ps, int layer, int mb, i
   return work(local, Slot::host, ps, cat, layer, mb, chunk);
 }
 
+core::TaskId TaskRecorder::transfer(int local, Slot slot, std::vector<core::LinkId> route, std::int64_t bytes,
+                                   core::Duration latency, TaskCategory cat, int layer, int mb, bool to_host) {
+  const core::TaskId id = engine_.add_transfer(std::move(route), bytes, latency, stream(local, slot));
+  meta_.push_back({id, local, layer, mb, bytes, cat, slot, 0, false, to_host ? kToHost : std::int8_t{0}, -1});
+  return id;
+}
+
+core::TaskId TaskRecorder::delay(int local, Slot slot, std::int64_t ps, TaskCategory cat) {
+  const core::TaskId id = engine_.add_delay(core::Duration{ps}, stream(local, slot));
+  meta_.push_back({id, local, -1, -1, 0, cat, slot, 0, false, 0, -1});
+  return id;
+}
+
 int TaskRecorder::record_members(const std::vector<core::TaskId>& members, const std::vector<int>& locals,
                                  CommClass cls, comm::Op op, std::int64_t bytes, int layer, int mb, int chunk, Slot slot,
                                  int group) {

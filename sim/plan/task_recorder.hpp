@@ -38,6 +38,9 @@ inline constexpr int kCommClasses = 6;
 CommClass class_of(TaskCategory c);
 TaskCategory category_of(CommClass c);
 
+/// TaskMeta::op of a host transfer that moves data from the GPU to host memory.
+inline constexpr std::int8_t kToHost = 1;
+
 /// What a task was; kept small (no strings) because a 1,024-GPU step has millions of tasks.
 struct TaskMeta {
   core::TaskId id;
@@ -49,7 +52,7 @@ struct TaskMeta {
   Slot slot = Slot::compute;
   std::int8_t chunk = 0;
   bool member = false;          ///< a collective member: has a sync wait
-  std::int8_t op = 0;           ///< comm::Op for members, else 0
+  std::int8_t op = 0;           ///< comm::Op for members; kToHost or 0 for host transfers; else 0
   std::int32_t peer = -1;       ///< PP send/recv: the other end's global rank
   std::int32_t group = -1;      ///< members: the collective's id, shared by all its members
 };
@@ -84,6 +87,13 @@ class TaskRecorder {
   /// `ps` of the host thread's time on its stream (Slot::host), recorded as `cat` (host or
   /// host_copies).
   core::TaskId host(int local, std::int64_t ps, int layer, int mb, int chunk, TaskCategory cat = TaskCategory::host);
+  /// `bytes` over `route` (engine links) after `latency`, on the rank's `slot` stream, recorded
+  /// as `cat`: ZeRO-Offload's copies between GPU and host memory.
+  core::TaskId transfer(int local, Slot slot, std::vector<core::LinkId> route, std::int64_t bytes, core::Duration latency,
+                        TaskCategory cat, int layer, int mb, bool to_host);
+  /// `ps` on the rank's `slot` stream that is not GPU work (its faults do not slow it), recorded as
+  /// `cat`: the host CPU's optimizer step under ZeRO-Offload.
+  core::TaskId delay(int local, Slot slot, std::int64_t ps, TaskCategory cat);
   /// Records the members of one collective; `group`: the id of a collective already recorded in
   /// part (a PP transfer's receive after its send), or −1 for a new one. Returns the id.
   int record_members(const std::vector<core::TaskId>& members, const std::vector<int>& locals, CommClass cls,

@@ -26,6 +26,8 @@ const char* category_key(plan::TaskCategory c) {
     case C::cp_comm: return "cp_comm";
     case C::host: return "host";
     case C::host_copies: return "host_copies";
+    case C::host_transfer: return "host_transfer";
+    case C::cpu_optimizer: return "cpu_optimizer";
     case C::other: return "other";
   }
   return "other";
@@ -48,6 +50,8 @@ std::string slice_name(const plan::TaskRecord& t) {
     case C::cp_comm: prefix = "CP "; break;
     case C::host: prefix = "host "; break;
     case C::host_copies: prefix = "host copies "; break;
+    case C::host_transfer: prefix = "offload: "; break;
+    case C::cpu_optimizer: prefix = "CPU "; break;
     case C::other: break;
   }
   std::string name = prefix + t.op;

@@ -27,7 +27,8 @@ std::string time_and_share(double seconds, const plan::StepResult& r) {
 
 std::string layout(const plan::StepResult& r) {
   return "tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp) + " dp" + std::to_string(r.dp) +
-         (r.ep > 1 ? " ep" + std::to_string(r.ep) + (r.etp < r.tp ? " etp" + std::to_string(r.etp) : "") : "") + (r.cp > 1 ? " cp" + std::to_string(r.cp) : "") + " z" + std::to_string(r.zero_stage);
+         (r.ep > 1 ? " ep" + std::to_string(r.ep) + (r.etp < r.tp ? " etp" + std::to_string(r.etp) : "") : "") + (r.cp > 1 ? " cp" + std::to_string(r.cp) : "") + " z" + std::to_string(r.zero_stage) +
+         (r.offload_optimizer ? " offload" : "");
 }
 
 std::string schedule_text(const plan::StepResult& r) {
@@ -48,7 +49,7 @@ struct MetricRow {
   const char* label;
   Cell cell;
   /// Shown only when some plan has this dimension (EP, CP).
-  enum class Only { always, expert_parallel, context_parallel, fp8 } only = Only::always;
+  enum class Only { always, expert_parallel, context_parallel, fp8, offload } only = Only::always;
 };
 
 const std::vector<MetricRow>& metric_rows() {
@@ -76,11 +77,17 @@ const std::vector<MetricRow>& metric_rows() {
        MetricRow::Only::context_parallel},
       {"sync stalls", [](const plan::StepResult& r) { return time_and_share(r.sync_stall_s, r); }},
       {"GPU waiting for host", [](const plan::StepResult& r) { return time_and_share(r.host_bound_s, r); }},
+      {"GPU waiting for offload", [](const plan::StepResult& r) { return time_and_share(r.offload_s, r); },
+       MetricRow::Only::offload},
       {"peak memory / capacity", [](const plan::StepResult& r) {
          return fixed(static_cast<double>(r.peak_memory_bytes) / (1 << 30), 1) + " / " +
                 gibibytes(static_cast<double>(r.memory_capacity_bytes));
        }},
       {"fits", [](const plan::StepResult& r) { return fits_text(r); }},
+      {"host memory per server", [](const plan::StepResult& r) {
+         return r.offload_optimizer ? gibibytes(static_cast<double>(r.host_memory_bytes)) : std::string("-");
+       },
+       MetricRow::Only::offload},
   };
   return kRows;
 }
@@ -99,9 +106,10 @@ std::string format_comparison(const std::vector<plan::StepResult>& results, cons
   const bool any_ep = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.ep > 1; });
   const bool any_cp = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.cp > 1; });
   const bool any_fp8 = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.mfu_fp8_peak > 0; });
+  const bool any_offload = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.offload_optimizer; });
   for (const auto& row : metric_rows()) {
     if ((row.only == MetricRow::Only::expert_parallel && !any_ep) || (row.only == MetricRow::Only::context_parallel && !any_cp) ||
-        (row.only == MetricRow::Only::fp8 && !any_fp8))
+        (row.only == MetricRow::Only::fp8 && !any_fp8) || (row.only == MetricRow::Only::offload && !any_offload))
       continue;
     std::vector<std::string> cells{row.label};
     for (const auto& r : results) cells.push_back(row.cell(r));
@@ -124,6 +132,7 @@ std::vector<Loss> losses_of(const plan::StepResult& r) {
       {"exposed ring-attention K/V exchange", share(r.exposed_comm_s.cp, r)},
       {"sync stalls waiting for slower peers", share(r.sync_stall_s, r)},
       {"GPU idle while the host issues kernels", share(r.host_bound_s, r)},
+      {"GPU idle while the optimizer is offloaded (PCIe copies, CPU step)", share(r.offload_s, r)},
   };
   std::stable_sort(losses.begin(), losses.end(), [](const Loss& a, const Loss& b) { return a.fraction > b.fraction; });
   return losses;

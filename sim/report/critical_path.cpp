@@ -36,6 +36,8 @@ std::string critical_path_label(const plan::TaskRecord& t) {
     case C::cp_comm: return "CP K/V exchange";
     case C::host: return "host issuing kernels";
     case C::host_copies: return "host copying per rank";
+    case C::host_transfer: return "GPU-host copies (offload)";
+    case C::cpu_optimizer: return "optimizer step on the CPU";
     case C::other: return "other";
   }
   return "other";

@@ -46,7 +46,8 @@ void write_results_json(const std::vector<plan::StepResult>& results, std::ostre
 std::string csv_header() {
   return "name,gpus,tp,pp,dp,zero_stage,micro_batch,microbatches,v,schedule,recompute,sequence_parallel,"
          "step_time_s,tokens_per_s,tflops_per_gpu,mfu,hfu,bubble_fraction,exposed_tp_s,exposed_pp_s,exposed_dp_s,"
-         "exposed_zero_s,sync_stall_s,peak_memory_bytes,memory_capacity_bytes,fits,memory_note,host_bound_s,ep,exposed_ep_s,cp,exposed_cp_s";
+         "exposed_zero_s,sync_stall_s,peak_memory_bytes,memory_capacity_bytes,fits,memory_note,host_bound_s,ep,exposed_ep_s,cp,exposed_cp_s,"
+         "offload_optimizer,offload_s";
 }
 
 std::string csv_row(const plan::StepResult& r) {
@@ -59,7 +60,8 @@ std::string csv_row(const plan::StepResult& r) {
     row += "," + csv_number(d);
   return row + "," + i(r.peak_memory_bytes) + "," + i(r.memory_capacity_bytes) + "," + (r.fits ? "true" : "false") + "," +
          csv_text(r.memory_note) + "," + csv_number(r.host_bound_s) + "," + i(r.ep) + "," + csv_number(r.exposed_comm_s.ep) +
-         "," + i(r.cp) + "," + csv_number(r.exposed_comm_s.cp);
+         "," + i(r.cp) + "," + csv_number(r.exposed_comm_s.cp) + "," + (r.offload_optimizer ? "true" : "false") + "," +
+         csv_number(r.offload_s);
 }
 
 void write_results_csv(const std::vector<plan::StepResult>& results, std::ostream& out) {

@@ -48,6 +48,8 @@ void write_result_fields(JsonWriter& w, const plan::StepResult& r) {
   w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).key("ep").value(r.exposed_comm_s.ep);
   w.key("cp").value(r.exposed_comm_s.cp).end_object();
   w.key("sync_stall_s").value(r.sync_stall_s).key("host_bound_s").value(r.host_bound_s);
+  w.key("offload_optimizer").value(r.offload_optimizer).key("offload_s").value(r.offload_s);
+  w.key("host_memory_bytes").value(r.host_memory_bytes);
   w.key("peak_memory_bytes").value(r.peak_memory_bytes).key("memory_capacity_bytes").value(r.memory_capacity_bytes);
   w.key("fits").value(r.fits).key("memory_note").value(r.memory_note);
   w.key("memory_at_peak");
@@ -86,6 +88,11 @@ plan::StepResult read_result_fields(const Field& f) {
                       read_number(exposed.required("ep")), read_number(exposed.required("cp"))};
   r.sync_stall_s = read_number(f.required("sync_stall_s"));
   r.host_bound_s = read_number(f.required("host_bound_s"));
+  if (f.has("offload_s")) {  // written since ZeRO-Offload
+    r.offload_optimizer = f.required("offload_optimizer").as_bool();
+    r.offload_s = read_number(f.required("offload_s"));
+    r.host_memory_bytes = f.required("host_memory_bytes").as_int();
+  }
   r.peak_memory_bytes = f.required("peak_memory_bytes").as_int();
   r.memory_capacity_bytes = f.required("memory_capacity_bytes").as_int();
   r.fits = f.required("fits").as_bool();

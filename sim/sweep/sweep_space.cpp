@@ -164,12 +164,15 @@ class Enumerator {
     base.dp = dp;
     const int per_server = sc_.cluster.gpus_per_server > 0 ? sc_.cluster.gpus_per_server : gpus;
     for (int z : zero_stages(space_, framework, pp, dp))
+      for (bool offload : or_default(space_.offload_optimizer, {false}))
       for (ExpertChoice experts : with_deepep(expert_choices(sc_, space_, tp, dp, z), framework, tp, per_server))
       for (int mb : micro_batches(sc_, space_, dp))
         for (const ScheduleChoice& sched : schedule_choices(sc_, space_, pp))
           for (Recompute rc : or_default(space_.recompute, {Recompute::none, Recompute::selective, Recompute::full}))
             for (bool sp : sequence_parallel_choices(space_, tp)) {
+              if (offload && (framework != plan::Framework::deepspeed || z == 0)) continue;
               Strategy s = with_framework(base, framework, z);
+              s.offload_optimizer = offload;
               s.ep = experts.ep;
               s.etp = experts.etp;
               s.moe_deepep = experts.deepep;
@@ -210,7 +213,8 @@ std::string plan_name(const Strategy& s) {
   if (dp > 0) name += "-dp" + std::to_string(dp);
   if (s.ep > 1) name += "-ep" + std::to_string(s.ep) + (s.folds_experts_over_tp() ? "-etp1" : "") + (s.moe_deepep ? "-deepep" : "");
   if (s.cp > 1) name += "-cp" + std::to_string(s.cp);
-  name += "-z" + std::to_string(s.effective_zero_stage()) + "-mb" + std::to_string(s.micro_batch);
+  name += "-z" + std::to_string(s.effective_zero_stage()) + (s.offload_optimizer ? "-offload" : "") + "-mb" +
+          std::to_string(s.micro_batch);
   if (s.pp > 1) name += std::string("-") + plan::to_string(s.schedule);
   if (s.schedule == ScheduleKind::interleaved) name += "-v" + std::to_string(s.v);
   if (s.recompute != Recompute::none) name += std::string("-") + models::to_string(s.recompute);

@@ -1,5 +1,5 @@
 // The space of parallel plans a sweep tries on one scenario: framework × tp × pp × zero_stage ×
-// micro_batch × schedule (× v) × recompute × sequence_parallel, dp following from the GPU count. A SweepSpace
+// offload × micro_batch × schedule (× v) × recompute × sequence_parallel, dp following from the GPU count. A SweepSpace
 // narrows each field (a scenario's `sweep:` section, sweep_yaml.hpp); an empty list means "every
 // sensible value", which is:
 //   framework     generic only (a listed framework runs with its defaults, framework_defaults.hpp;
@@ -16,6 +16,7 @@
 //   v             interleaved only: 2 ≤ v ≤ kMaxChunks dividing layers / pp
 //   recompute     none, selective, full
 //   sequence_par. false, and true when tp > 1
+//   offload       off (listed: DeepSpeed plans with ZeRO >= 1 try each value, others off)
 //   ep            a MoE model's experts: every ep dividing dp and the experts (each expert split
 //                 over TP), and under TP every ep dividing tp·dp and the experts with whole experts
 //                 (etp 1, EP folded over TP × DP); ZeRO-0/1 only
@@ -51,6 +52,9 @@ struct SweepSpace {
   std::vector<plan::ScheduleKind> schedule;
   std::vector<plan::Recompute> recompute;
   std::vector<bool> sequence_parallel;
+  /// ZeRO-Offload on or off (Strategy::offload_optimizer); empty = off. On applies to DeepSpeed
+  /// plans with ZeRO ≥ 1 only.
+  std::vector<bool> offload_optimizer;
   int max_micro_batch = kDefaultMaxMicroBatch;  ///< cap when micro_batch is not listed
   bool allow_tp_across_servers = false;         ///< try TP groups that span servers too
 };

@@ -1,5 +1,6 @@
 #include "sim/sweep/sweep_yaml.hpp"
 
+#include <algorithm>
 #include <functional>
 
 namespace stepsim::sweep {
@@ -34,7 +35,7 @@ SweepSpace read_sweep_space(const Field& f) {
   SweepSpace s;
   if (f.is_null()) return s;
   f.check_keys({"framework", "tp", "pp", "ep", "cp", "zero_stage", "micro_batch", "max_micro_batch", "schedule", "v", "recompute",
-                "sequence_parallel", "allow_tp_across_servers"});
+                "sequence_parallel", "offload_optimizer", "allow_tp_across_servers"});
   constexpr std::int64_t kMax = 1 << 20;
   if (auto x = f.optional("framework"))
     s.framework = read_list<plan::Framework>(*x, [](const Field& item) {
@@ -54,6 +55,13 @@ SweepSpace read_sweep_space(const Field& f) {
   if (auto x = f.optional("recompute")) s.recompute = read_list<plan::Recompute>(*x, plan::read_recompute);
   if (auto x = f.optional("sequence_parallel"))
     s.sequence_parallel = read_list<bool>(*x, [](const Field& item) { return item.as_bool(); });
+  if (auto x = f.optional("offload_optimizer")) {
+    s.offload_optimizer = read_list<bool>(*x, [](const Field& item) { return item.as_bool(); });
+    const bool deepspeed = std::find(s.framework.begin(), s.framework.end(), plan::Framework::deepspeed) != s.framework.end();
+    if (!deepspeed && std::find(s.offload_optimizer.begin(), s.offload_optimizer.end(), true) != s.offload_optimizer.end())
+      x->fail("ZeRO-Offload is DeepSpeed's: expected framework to list deepspeed, found " +
+              (f.has("framework") ? f.required("framework").found() : std::string("no framework (generic only)")));
+  }
   if (auto x = f.optional("allow_tp_across_servers")) s.allow_tp_across_servers = x->as_bool();
   return s;
 }

@@ -76,7 +76,8 @@ TEST_CASE("keys that change a step's cost and are not modelled become positioned
 })");
   CHECK(has_note(s, "ds.json:2:24: gradient_clipping: the gradient norm's pass"));
   CHECK(has_note(s, "optimizer.type: stepsim costs Adam's states and step, not Lamb's"));
-  CHECK(has_note(s, "zero_optimization.offload_optimizer: ZeRO-Offload is not modelled"));
+  CHECK(s.offload_optimizer);
+  CHECK(has_note(s, "zero_optimization.offload_optimizer: pageable host memory (pin_memory false"));
   CHECK(has_note(s, "zero_optimization.stage3_prefetch_bucket_size: not modelled"));
   CHECK(has_note(s, "made_up_key: not a DeepSpeed key stepsim knows"));
   CHECK(s.unmodelled.size() == 5);  // not steps_per_print, the scheduler, offload to "none", model saving
@@ -111,4 +112,19 @@ TEST_CASE("a strategy names its DeepSpeed config beside the scenario and may not
   CHECK_THROWS_WITH(plan_test::scenario(plan_test::small_gpt("{name: ds, deepspeed_config: " + (dir / "none.json").string() + "}")),
                     doctest::Contains("no DeepSpeed config at"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("offload_optimizer to the CPU is ZeRO-Offload; to NVMe it is noted; parameter offload is not modelled") {
+  const Strategy cpu = applied(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "pin_memory": true}}})");
+  CHECK(cpu.offload_optimizer);
+  CHECK(cpu.unmodelled.empty());
+  const Strategy nvme = applied(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme", "pin_memory": true},
+                                    "offload_param": {"device": "cpu"}}})");
+  CHECK(nvme.offload_optimizer);
+  CHECK(has_note(nvme, "zero_optimization.offload_optimizer.device: the optimizer is costed as offloaded to the CPU"));
+  CHECK(has_note(nvme, "zero_optimization.offload_param: parameter offload is not modelled"));
+  const Strategy none = applied(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "none"}}})");
+  CHECK_FALSE(none.offload_optimizer);
+  CHECK_THROWS_WITH(applied(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "gpu"}}})"),
+                    doctest::Contains("offload_optimizer.device: expected one of"));
 }

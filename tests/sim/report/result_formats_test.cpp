@@ -52,8 +52,8 @@ TEST_CASE("results CSV has a header and one quoted-where-needed row per plan") {
   std::string header, row_a, row_b;
   std::getline(in, header), std::getline(in, row_a), std::getline(in, row_b);
   CHECK(header == report::csv_header());
-  CHECK(std::count(header.begin(), header.end(), ',') == 31);  // 32 columns
+  CHECK(std::count(header.begin(), header.end(), ',') == 33);  // 34 columns
   CHECK(row_a ==
-        "a,4,2,2,1,0,1,1,1,1f1b,none,false,0.5,1000,0,0,0,0,0.0625,0,0,0,0,75161927680,85899345920,true,,0,1,0,1,0");
+        "a,4,2,2,1,0,1,1,1,1f1b,none,false,0.5,1000,0,0,0,0,0.0625,0,0,0,0,75161927680,85899345920,true,,0,1,0,1,0,false,0");
   CHECK(row_b.rfind("\"b,\"\"c\"\"\",4,", 0) == 0);  // RFC 4180: quotes doubled inside quotes
 }

@@ -173,3 +173,21 @@ TEST_CASE("a framework list repeats the space per framework, each with its own Z
   CHECK(count_valid(plans) == 16);
   CHECK_THROWS_WITH(space_from("sweep: {framework: [torchtitan]}"), doctest::Contains("expected one of"));
 }
+
+TEST_CASE("ZeRO-Offload is tried where listed, on DeepSpeed plans with a ZeRO stage") {
+  // tp 1, pp 1 on 4 GPUs (dp 4), mb 1, recompute none. generic: z0-3 (4), never offloaded;
+  // deepspeed: z0 (1) plus z1-3 each off and on (6).
+  const auto sc = sweep_test::small_scenario();
+  const auto plans = enumerate_plans(
+      sc, space_from("sweep: {framework: [generic, deepspeed], offload_optimizer: [false, true], tp: 1, pp: 1, "
+                     "micro_batch: 1, recompute: none}"));
+  REQUIRE(plans.size() == 11);
+  CHECK(plans[4].strategy.name == "deepspeed-tp1-pp1-dp4-z0-mb1");
+  CHECK(plans[5].strategy.name == "deepspeed-tp1-pp1-dp4-z1-mb1");
+  CHECK(plans[6].strategy.name == "deepspeed-tp1-pp1-dp4-z1-offload-mb1");
+  CHECK(plans[6].strategy.offload_optimizer);
+  CHECK(plans[10].strategy.name == "deepspeed-tp1-pp1-dp4-z3-offload-mb1");
+  CHECK(count_valid(plans) == 11);
+  CHECK_THROWS_WITH(space_from("sweep: {offload_optimizer: [true]}"),
+                    doctest::Contains("sweep.offload_optimizer: ZeRO-Offload is DeepSpeed's: expected framework to list deepspeed"));
+}

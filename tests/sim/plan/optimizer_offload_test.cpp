@@ -1,0 +1,107 @@
+// DeepSpeed's ZeRO-Offload (sim/plan/optimizer_offload.hpp): what the step pays for moving the
+// optimizer to the host, its micro-step copies, and what it frees on the GPU. The expected figures
+// come from the preset's line rates and the cited constants, not from the program's output.
+#include <doctest/doctest.h>
+
+#include "models/model_spec.hpp"
+#include "tests/sim/plan/plan_fixture.hpp"
+
+using namespace stepsim::plan;
+
+namespace {
+
+// The small GPT (untied head, so every parameter is counted once at any PP) on `dp` A100s of a
+// DGX A100, DeepSpeed ZeRO `stage`, one bucket, reduced after the backward.
+std::string one_gpu(int stage, bool offload, int global_batch, int dp = 1) {
+  return R"(name: offload
+hardware: {preset: dgx-a100, gpus: )" + std::to_string(dp) + R"(}
+model: {name: small-gpt, layers: 8, hidden: 1024, heads: 16, vocab: 32000, max_seq: 1024, tied_embeddings: false}
+training: {seq_len: 1024, global_batch: )" + std::to_string(global_batch) + R"(, precision: bf16}
+strategies:
+  - {name: s, framework: deepspeed, zero_stage: )" + std::to_string(stage) + ", dp: " + std::to_string(dp) +
+         R"(, micro_batch: 1, dp_overlap: false, dp_bucket_size: 1TB, offload_optimizer: )" + (offload ? "true" : "false") + "}\n";
+}
+
+SimOptions instant_host() {
+  SimOptions opt;
+  opt.hooks.instant_host = true;
+  return opt;
+}
+
+StepResult run(const std::string& yaml, bool detail = false) {
+  const auto sc = plan_test::scenario(yaml);
+  SimOptions opt = instant_host();
+  opt.detail = detail;
+  return simulate(sc, check_strategy(sc, sc.strategies[0]), opt);
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO-Offload on one GPU: the step trades the GPU's Adam for PCIe copies and the CPU's Adam") {
+  const double params = static_cast<double>(stepsim::models::total_params(plan_test::scenario(one_gpu(1, false, 1)).model));
+  const double base = run(one_gpu(1, false, 1)).step_time_s;
+  const double offloaded = run(one_gpu(1, true, 1)).step_time_s;
+  // dgx-a100: GPU -> its PCIe gen4 switch -> CPU, 31.5 GB/s each, at pcie_efficiency 0.8; 250 ns
+  // a link. One micro-step (ZeRO-1): fp32 gradients out (4 B), 16-bit parameters back (2 B).
+  const double pcie = 31.5e9 * 0.8, latency = 2 * 250e-9;
+  const double out = 4 * params / pcie + latency, back = 2 * params / pcie + latency;
+  const double cpu_adam = params * 707e-12;  // hw::CommParams::cpu_adam_param_ps, one GPU's server share
+  // What it no longer runs: fused Adam's 28 B a parameter at the A100-80GB's 2,039 GB/s x 0.55.
+  const double gpu_adam = params * 28 / (2039e9 * 0.55);
+  CHECK(offloaded - base == doctest::Approx(out + cpu_adam + back - gpu_adam).epsilon(1e-6));
+}
+
+TEST_CASE("ZeRO-Offload under accumulation: each later micro-step brings the sum back and sends it out") {
+  // ZeRO-2, three micro-steps: 2 B out; 2 in + 2 out; 2 in + 4 out (fp32 at the boundary); then the
+  // 16-bit parameters back: 14 B a parameter over PCIe in all. ZeRO-1 accumulates on the GPU and
+  // sends fp32 once: 4 + 2 = 6 B.
+  const double params = static_cast<double>(stepsim::models::total_params(plan_test::scenario(one_gpu(2, true, 3)).model));
+  auto moved = [](const StepResult& r) {
+    double bytes = 0;
+    int copies = 0;
+    for (const TaskRecord& t : r.tasks)
+      if (t.category == TaskCategory::host_transfer) bytes += t.bytes, ++copies;
+    return std::make_pair(bytes, copies);
+  };
+  const auto [zero2, zero2_copies] = moved(run(one_gpu(2, true, 3), true));
+  CHECK(zero2 == doctest::Approx(14 * params));
+  CHECK(zero2_copies == 1 + 2 + 2 + 1);
+  const auto [zero1, zero1_copies] = moved(run(one_gpu(1, true, 3), true));
+  CHECK(zero1 == doctest::Approx(6 * params));
+  CHECK(zero1_copies == 2);
+  // The step names the time the GPU waited for it.
+  CHECK(run(one_gpu(2, true, 3)).offload_s > 0);
+  CHECK(run(one_gpu(2, false, 3)).offload_s == 0);
+}
+
+TEST_CASE("ZeRO-Offload memory: Adam's states leave the GPU for the host") {
+  // Four ranks of ZeRO-2: the GPU keeps 16-bit parameters only (ZeRO-2 sends each reduced slice
+  // out); the server holds 16 B a parameter of every rank's quarter, plus the 16-bit sum kept
+  // between micro-steps (2 B), which two micro-steps need.
+  const auto sc = plan_test::scenario(one_gpu(2, true, 8, 4));
+  const auto params = stepsim::models::total_params(sc.model);
+  const StepResult r = run(one_gpu(2, true, 8, 4));
+  CHECK(r.memory_at_peak.optimizer_states == 0);
+  CHECK(r.memory_at_peak.gradients == 0);
+  CHECK(r.memory_at_peak.parameters == 2 * params);
+  CHECK(r.host_memory_bytes == 4 * 18 * ((params + 3) / 4));
+  const StepResult on_gpu = run(one_gpu(2, false, 8, 4));
+  CHECK(on_gpu.memory_at_peak.optimizer_states == 12 * ((params + 3) / 4));
+  CHECK(on_gpu.host_memory_bytes == 0);
+  // ZeRO-1 accumulates its 16-bit gradients on the GPU.
+  CHECK(run(one_gpu(1, true, 8, 4)).memory_at_peak.gradients == 2 * params);
+}
+
+TEST_CASE("ZeRO-Offload is DeepSpeed's, and offloads a ZeRO stage") {
+  std::string zero0 = one_gpu(1, true, 1);
+  zero0.replace(zero0.find("zero_stage: 1"), 13, "zero_stage: 0");
+  CHECK(plan_test::strategy_error(zero0).find("offload_optimizer: expected zero_stage 1, 2 or 3") != std::string::npos);
+  std::string generic = one_gpu(1, true, 1);
+  generic.replace(generic.find("framework: deepspeed"), 20, "framework: generic");
+  try {
+    plan_test::scenario(generic);
+    FAIL("expected an error");
+  } catch (const stepsim::config::ConfigError& e) {
+    CHECK(std::string(e.what()).find("offload_optimizer is DeepSpeed's") != std::string::npos);
+  }
+}
