@@ -43,7 +43,7 @@ void split_layers(PlanInputs& in) {
     std::int64_t p = in.sum_layers(first, count, &LayerCost::params);
     if (!in.opt.hooks.skip_embedding_and_head) {
       if (u == 0) p += in.embedding.params;
-      if (u == n - 1) p += in.logits.params;
+      if (u == n - 1) p += in.logits_own_params;
     }
     in.stage_params[u % in.grid.pp()] += p;
     in.stage_expert_params[u % in.grid.pp()] += in.sum_layers(first, count, &LayerCost::expert_params);
@@ -96,6 +96,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   cost_layers(in);
   in.embedding = embedding_cost(in.cost_in);
   in.logits = logits_cost(in.cost_in);
+  in.logits_own_params = in.logits.params - (sc.model.tied_embeddings && st.pp == 1 ? sc.model.vocab / st.tp * sc.model.hidden : 0);
   in.tp_bytes = plan::tp_bytes(in.cost_in);
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
   const bool fp32_grads = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 &&

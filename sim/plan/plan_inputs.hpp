@@ -33,6 +33,10 @@ struct PlanInputs {
   std::vector<LayerCost> layer_kinds{};
   std::vector<int> kind_of_layer{};  ///< [global layer] index into layer_kinds
   LayerCost embedding{}, logits{};
+  /// Of logits.params, those the last stage holds as its own: a tied LM head is the embedding's
+  /// matrix, one tensor where both sit on one stage (pp = 1); under PP Megatron-LM keeps a copy on
+  /// the last stage (its gradient all-reduced with the first's: build_embedding_sync).
+  std::int64_t logits_own_params = 0;
   std::int64_t tp_bytes = 0, pp_bytes = 0;
   /// Bytes per gradient element of the DP reduction: 2, or 4 where Megatron-Core reduces a bf16
   /// model's gradients in fp32 (Strategy::grad_reduce_in_bf16).

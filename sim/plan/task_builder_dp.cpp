@@ -95,7 +95,7 @@ std::vector<Bucket> stage_buckets(const Build& b, int stage, GradientSet set) {
       std::int64_t params = set == GradientSet::experts ? expert : layer.params - expert;
       if (set == GradientSet::dense && !b.in.opt.hooks.skip_embedding_and_head) {
         if (u == 0 && i == 0) params += b.in.embedding.params;
-        if (u == p * b.in.schedule.chunks - 1 && i == n - 1) params += b.in.logits.params;
+        if (u == p * b.in.schedule.chunks - 1 && i == n - 1) params += b.in.logits_own_params;
       }
       acc += params;
       while (acc >= chunk_cap) {

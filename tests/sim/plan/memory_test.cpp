@@ -70,3 +70,11 @@ strategies:
   MESSAGE(r.memory_note);
   CHECK(r.memory_note.find("more than the 80") != std::string::npos);
 }
+
+TEST_CASE("a tied LM head is one tensor where the embedding and the head share a stage") {
+  // The small GPT ties its head to the embedding (models' default). One stage holds every
+  // parameter once: 2 B each as 16-bit weights (ZeRO-0, dp 8). (Under PP the last stage keeps its
+  // own copy, whose gradient build_embedding_sync all-reduces with the first stage's.)
+  auto sc = plan_test::scenario(plan_test::small_gpt("{name: one, dp: 8}"));
+  CHECK(simulate(sc, sc.strategies[0], {}).memory_at_peak.parameters == 2 * models::total_params(sc.model));
+}
