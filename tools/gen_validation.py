@@ -349,8 +349,11 @@ def vtrain(r):
     tp, gpus = int(r['tp']), int(r['num_gpus'])
     model = inline_model(dict(r, vocab=megatron_vocab(int(r['vocab']), tp)),
                          ['tied_embeddings: true', 'position: learned', f"max_seq: {r['seq_len']}"])
+    # Megatron-DeepSpeed blocks on the backward TP all-reduce: its 2021-22 code predates Megatron's
+    # --async-tensor-model-parallel-allreduce, and after the 2023 sync arguments.py turns it off under
+    # --deepspeed ("DeepSpeed seems to be incompatible with async_tensor_model_parallel_allreduce").
     strategy = {'name': 'measured', 'tp': tp, 'pp': r['pp'], 'dp': r['dp'], 'micro_batch': r['micro_batch'],
-                'schedule': '1f1b', 'recompute': 'full', 'flash_attention': 'false'}
+                'schedule': '1f1b', 'recompute': 'full', 'flash_attention': 'false', 'tp_overlap': 'false'}
     name = (f"vTrain {r['model']} gb {r['global_batch']} tp{tp} pp{r['pp']} dp{r['dp']} "
             f"mb{r['micro_batch']} on {gpus} A100")
     group = f"{r['model']} gb {r['global_batch']} on {gpus} GPUs"
