@@ -38,10 +38,14 @@ TaskId emit_transfer(Network& net, const CollectiveRequest& req, const PlannedTr
   return parts.size() == 1 ? parts.front() : join_all(engine, parts);
 }
 
-void check_request(const hw::Cluster& cluster, const CollectiveRequest& req, std::size_t streams) {
-  if (req.gpus.empty()) throw std::invalid_argument("collective over no GPUs");
+void check_streams(const CollectiveRequest& req, std::size_t streams) {
   if (streams != req.gpus.size())
     throw std::invalid_argument(std::to_string(streams) + " member streams for " + std::to_string(req.gpus.size()) + " GPUs");
+}
+
+void check_request(const hw::Cluster& cluster, const CollectiveRequest& req, std::size_t streams) {
+  if (req.gpus.empty()) throw std::invalid_argument("collective over no GPUs");
+  check_streams(req, streams);
   std::set<int> seen;
   for (int g : req.gpus)
     if (g < 0 || g >= cluster.gpu_count() || !seen.insert(g).second)
@@ -64,26 +68,29 @@ PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequ
 }
 
 CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const std::vector<core::StreamId>& streams) {
-  check_request(net.cluster(), req, streams.size());
   CollectiveKey key = key_of(req);
-  const PlannedCollective* kept = net.planned(key);
-  if (!kept) {
-    CollectiveRequest fixed = req;
-    std::optional<PlannedCollective> fresh;
-    if (req.algorithm == Algorithm::automatic || !req.protocol) {
-      AlgorithmChoice choice = choose_with_estimate(net.router(), req);
-      fixed.algorithm = choice.algorithm;
-      fixed.protocol = choice.protocol;
-      // The tuner planned every candidate in coarse mode: a coarse request takes its plan as it is.
-      if (req.coarse) fresh = std::move(choice.coarse_plan);
-    }
-    if (!fresh) fresh = plan_collective(net.router(), fixed);
-    kept = &net.remember(std::move(key), std::move(*fresh));
+  if (const PlannedCollective* kept = net.planned(key)) return emit_collective(net, req, *kept, streams);
+  check_request(net.cluster(), req, streams.size());
+  CollectiveRequest fixed = req;
+  std::optional<PlannedCollective> fresh;
+  if (req.algorithm == Algorithm::automatic || !req.protocol) {
+    AlgorithmChoice choice = choose_with_estimate(net.router(), req);
+    fixed.algorithm = choice.algorithm;
+    fixed.protocol = choice.protocol;
+    // The tuner planned every candidate in coarse mode: a coarse request takes its plan as it is.
+    if (req.coarse) fresh = std::move(choice.coarse_plan);
   }
-  const StepPlan& plan = kept->plan;
-  const auto& folded = kept->folded_latency_ps;
+  if (!fresh) fresh = plan_collective(net.router(), fixed);
+  return emit_collective(net, req, net.remember(std::move(key), std::move(*fresh)), streams);
+}
+
+CollectiveTasks emit_collective(Network& net, const CollectiveRequest& req, const PlannedCollective& planned,
+                                const std::vector<core::StreamId>& streams) {
+  check_streams(req, streams.size());
+  const StepPlan& plan = planned.plan;
+  const auto& folded = planned.folded_latency_ps;
   CollectiveTasks out;
-  out.chosen = kept->chosen;
+  out.chosen = planned.chosen;
   out.protocol = plan.protocol;
 
   core::Engine& engine = net.engine();

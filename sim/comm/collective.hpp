@@ -51,6 +51,11 @@ struct CollectiveTasks {
 CollectiveTasks add_collective(Network& network, const CollectiveRequest& request,
                                const std::vector<core::StreamId>& member_streams);
 
+/// add_collective()'s tasks for a plan already kept under key_of(request) (Network::planned), which
+/// the caller has looked up: no second lookup, no second check of a group planned before.
+CollectiveTasks emit_collective(Network& network, const CollectiveRequest& request, const PlannedCollective& planned,
+                                const std::vector<core::StreamId>& member_streams);
+
 /// The key under which a Network keeps the plan add_collective() makes for `request`.
 CollectiveKey key_of(const CollectiveRequest& request);
 
