@@ -143,10 +143,21 @@ int run_advise(const Args& args) {
   const auto outcome = sweep::run_sweep(sc, sweep::enumerate_plans(sc, {}), run, simulate_plan);
   progress.finish(outcome.results.size());
   const auto advice = sweep::choose_plans(outcome);
-  if (vm->count("json")) sweep::write_advice_json(std::cout, outcome, advice, measured);
+  // Nothing fits on the GPUs alone: try moving the optimizer to the host (DeepSpeed ZeRO-Offload).
+  std::optional<sweep::OffloadAdvice> offload;
+  if (!advice.best && !outcome.interrupted) {
+    SweepProgress second(isatty(STDERR_FILENO) != 0, run.threads);
+    run.on_progress = [&second](const sweep::Progress& p) { second.update(p); };
+    offload = sweep::OffloadAdvice{sweep::run_sweep(sc, sweep::enumerate_plans(sc, sweep::offload_space()), run, simulate_plan), {}};
+    second.finish(offload->outcome.results.size());
+    offload->best = sweep::choose_plans(offload->outcome).best;
+    if (offload->outcome.interrupted) return 130;
+  }
+  if (vm->count("json")) sweep::write_advice_json(std::cout, outcome, advice, measured, offload);
   else
     std::cout << sweep::advise_text(sc, outcome, advice,
-                                    outcome.interrupted ? std::vector<sweep::WhatIf>{} : what_ifs(box, sc, outcome, advice), measured);
+                                    outcome.interrupted ? std::vector<sweep::WhatIf>{} : what_ifs(box, sc, outcome, advice), measured,
+                                    offload);
   return outcome.interrupted ? 130 : 0;
 }
 

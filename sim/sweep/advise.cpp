@@ -111,8 +111,17 @@ WhatIf simulate_what_if(const std::string& change, const plan::Scenario& changed
   return w;
 }
 
+SweepSpace offload_space() {
+  SweepSpace space;
+  space.framework = {plan::Framework::deepspeed};
+  space.zero_stage = {1, 2, 3};
+  space.offload_optimizer = {true};
+  space.schedule = {plan::ScheduleKind::one_f_one_b};  // DeepSpeed's pipeline engine runs 1F1B only
+  return space;
+}
+
 void write_advice_json(std::ostream& out, const SweepOutcome& outcome, const Advice& advice,
-                       const std::optional<MeasuredComm>& measured) {
+                       const std::optional<MeasuredComm>& measured, const std::optional<OffloadAdvice>& offload) {
   report::JsonWriter w(out);
   w.begin_object();
   write_pick(w, "best", outcome, advice.best);
@@ -121,6 +130,10 @@ void write_advice_json(std::ostream& out, const SweepOutcome& outcome, const Adv
   w.line_break();
   write_pick(w, "best_3d", outcome, advice.best_3d);
   w.line_break();
+  if (offload) {
+    write_pick(w, "best_offload", offload->outcome, offload->best);
+    w.line_break();
+  }
   const double no_tp = advice.best_by_tp.empty() || advice.best_by_tp.front().first != 1
                            ? 0
                            : outcome.results[advice.best_by_tp.front().second].result.tokens_per_s;

@@ -3,7 +3,8 @@
 // none fits, the best with tp > 1 or pp > 1), why (each plan's step broken into bubble, exposed
 // TP/PP/DP/ZeRO communication, stalls and memory), and what would change the answer: arithmetic
 // on the measured losses ("if its TP all-reduce were free") and the three plans re-simulated on a
-// changed machine or workload (more GPUs, a longer sequence) that the caller builds.
+// changed machine or workload (more GPUs, a longer sequence) that the caller builds. When no plan
+// fits, the plans of DeepSpeed's ZeRO-Offload (offload_space) are the caller's second sweep.
 // Pure functions of their inputs; all text, no printing.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include "sim/plan/scenario.hpp"
 #include "sim/sweep/sweep_outcome.hpp"
 #include "sim/sweep/sweep_runner.hpp"
+#include "sim/sweep/sweep_space.hpp"
 
 namespace stepsim::sweep {
 
@@ -51,17 +53,29 @@ struct MeasuredComm {
   double measured_busbw_gbps = 0, preset_busbw_gbps = 0, fitted_busbw_gbps = 0;
 };
 
+/// What advise tries when no plan fits in GPU memory: DeepSpeed at ZeRO 1-3 with the optimizer in
+/// host memory (Strategy::offload_optimizer), every other dimension as the default space has it.
+SweepSpace offload_space();
+
+/// The sweep of offload_space() and the fastest of its plans that fits.
+struct OffloadAdvice {
+  SweepOutcome outcome;
+  std::optional<std::size_t> best;
+};
+
 /// The plain-words answer (several paragraphs, ~72 columns); with `measured`, first what the
-/// collectives were fitted to.
+/// collectives were fitted to; where no plan fits, what `offload` found.
 std::string advise_text(const plan::Scenario& scenario, const SweepOutcome& outcome, const Advice& advice,
-                        const std::vector<WhatIf>& what_ifs, const std::optional<MeasuredComm>& measured = std::nullopt);
+                        const std::vector<WhatIf>& what_ifs, const std::optional<MeasuredComm>& measured = std::nullopt,
+                        const std::optional<OffloadAdvice>& offload = std::nullopt);
 
 /// {"best": {…}, "best_zero3": {…}, "best_3d": {…}, "best_by_tp": [{"tp": t, "name": …,
 /// "tokens_per_s": …, "vs_no_tp": ratio − 1 or null}, …], "tried": n, "fits": n}; null for a missing plan.
 /// With `measured`, also "measured_comm": {"file", "op", "ranks", "size_bytes", "measured_busbw_gbps",
-/// "preset_busbw_gbps", "fitted_busbw_gbps"}.
+/// "preset_busbw_gbps", "fitted_busbw_gbps"}; with `offload`, "best_offload" (a plan or null).
 void write_advice_json(std::ostream& out, const SweepOutcome& outcome, const Advice& advice,
-                       const std::optional<MeasuredComm>& measured = std::nullopt);
+                       const std::optional<MeasuredComm>& measured = std::nullopt,
+                       const std::optional<OffloadAdvice>& offload = std::nullopt);
 
 /// The interconnect between the GPUs of one server in words: "NVLink3 x12 (300 GB/s per direction)".
 std::string describe_gpu_link(const hw::Cluster& cluster);

@@ -150,8 +150,24 @@ std::string tp_text(const SweepOutcome& o, const Advice& a, const std::string& l
 
 }  // namespace
 
+// Where nothing fits on the GPUs alone: the fastest ZeRO-Offload plan that does, and its price.
+std::string offload_text(const std::optional<OffloadAdvice>& offload) {
+  const std::string none = "No plan fits in memory: more GPUs, a smaller micro-batch or full recompute would be needed";
+  if (!offload) return none + ".\n";
+  if (!offload->best) return none + ", and none fits with DeepSpeed's ZeRO-Offload either.\n";
+  const StepResult& r = offload->outcome.results[*offload->best].result;
+  return "No plan fits in GPU memory alone. With DeepSpeed's ZeRO-Offload (Adam's states and step in host memory), " +
+         std::to_string(offload->outcome.fits()) + " of " + std::to_string(offload->outcome.tried) +
+         " plans fit; the fastest is " + r.name + ": " + headline(r) + ". It needs " +
+         report::gibibytes(static_cast<double>(r.host_memory_bytes)) + " of host memory per server and leaves the GPUs " +
+         report::percent(r.step_time_s > 0 ? r.offload_s / r.step_time_s : 0) +
+         " of its step waiting for the PCIe copies and the CPU's Adam (comm.cpu_adam_param is one published CPU "
+         "rate: measure yours).\n";
+}
+
 std::string advise_text(const plan::Scenario& sc, const SweepOutcome& o, const Advice& a,
-                        const std::vector<WhatIf>& what_ifs, const std::optional<MeasuredComm>& measured) {
+                        const std::vector<WhatIf>& what_ifs, const std::optional<MeasuredComm>& measured,
+                        const std::optional<OffloadAdvice>& offload) {
   const std::string link = describe_gpu_link(sc.cluster);
   std::string out;
   if (measured)
@@ -164,7 +180,7 @@ std::string advise_text(const plan::Scenario& sc, const SweepOutcome& o, const A
                     std::to_string(sc.training.global_batch) + " on " + sc.cluster.name + ": " +
                     std::to_string(sc.cluster.gpu_count()) + " x " + sc.cluster.gpu.name + ", GPUs joined by " + link +
                     ".\n" + format_counts(o) + "\n";
-  if (!a.best) return out + "No plan fits in memory: more GPUs, a smaller micro-batch or full recompute would be needed.\n";
+  if (!a.best) return out + offload_text(offload);
   auto at = [&o](std::optional<std::size_t> i) { return i ? &o.results[*i].result : nullptr; };
   const StepResult& best = *at(a.best);
   const char* family_3d = a.best_3d_uses_both ? "3D plan (tp > 1 and pp > 1)" : "plan with tp > 1 or pp > 1";

@@ -101,4 +101,13 @@ expect_stdout_contains '"best_by_tp":[{"tp":1,' "advise JSON has the best plan p
 run_stepsim advise --hardware rtx4090 --model megatron-1.7b --seq 2048 --global-batch 32 --nccl-log "$log" --gpus 4
 expect_status 2 "advise --nccl-log with a GPU count the log contradicts"
 expect_stderr "--nodes/--gpus: 1 x 4 GPUs, but the log's rank lines say 2 ranks on 1 hosts" "contradiction message"
+# A 3.6B model on two 24 GB cards fits no plan; advise then tries DeepSpeed's ZeRO-Offload.
+run_stepsim advise --hardware rtx4090 --gpus 2 --model megatron-3.6b --seq 2048 --global-batch 16
+expect_status 0 "advise with nothing fitting"
+expect_stdout_contains "No plan fits in GPU memory alone. With DeepSpeed's ZeRO-Offload" "advise falls back to ZeRO-Offload"
+expect_stdout_contains "of host memory per server" "advise says what the host must hold"
+run_stepsim advise --hardware rtx4090 --gpus 2 --model megatron-3.6b --seq 2048 --global-batch 16 --json
+expect_stdout_contains '"best":null' "advise JSON: nothing fits on the GPUs alone"
+expect_stdout_contains '"best_offload":{"name":"deepspeed-tp1-' "advise JSON names the best offloaded plan"
+
 finish
