@@ -128,12 +128,15 @@ class Reader {
     const std::string where = device ? device->as_choice({"none", "cpu", "nvme"}) : "none";
     if (where == "none") return;
     if (key == "offload_param") {
-      note(f, "parameter offload is not modelled: parameters are costed in GPU memory");
-      return;
+      s_.offload_param = true;
+      s_.where.offload_param = device->pos();
+    } else {
+      s_.offload_optimizer = true;
+      s_.where.offload_optimizer = device->pos();
     }
-    s_.offload_optimizer = true;
-    s_.where.offload_optimizer = device->pos();
-    if (where == "nvme") note(*device, "the optimizer is costed as offloaded to the CPU; swapping its states to NVMe is not");
+    if (where == "nvme")
+      note(*device, std::string(key == "offload_param" ? "the parameters are" : "the optimizer is") +
+                        " costed as offloaded to the CPU; swapping to NVMe is not");
     const auto pinned = f.optional("pin_memory");
     if (!pinned || !pinned->as_bool())
       note(pinned ? *pinned : f, "pageable host memory (pin_memory false, DeepSpeed's default): the copies are costed "
@@ -195,7 +198,7 @@ class Reader {
 const std::vector<std::string>& deepspeed_config_sets() {
   static const std::vector<std::string> keys{"zero_stage", "micro_batch", "dp_bucket_size", "dp_overlap",
                                              "zero3_persistence_threshold", "zero3_max_reuse_distance",
-                                             "offload_optimizer"};
+                                             "offload_optimizer", "offload_param"};
   return keys;
 }
 

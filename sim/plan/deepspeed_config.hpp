@@ -5,7 +5,8 @@
 // train_micro_batch_size_per_gpu → micro_batch; zero_optimization.overlap_comm → dp_overlap and
 // reduce_bucket_size (elements of 16-bit gradients) → dp_bucket_size, below ZeRO-3;
 // stage3_param_persistence_threshold and stage3_max_reuse_distance → the zero3_ knobs;
-// offload_optimizer.device cpu (or nvme, noted) → offload_optimizer.
+// offload_optimizer.device and offload_param.device cpu (or nvme, noted) → offload_optimizer and
+// offload_param.
 // What it checks against the scenario: train_batch_size = training.global_batch,
 // gradient_accumulation_steps = global batch / (micro batch · dp), fp16 / bf16 enabled =
 // training.precision. "auto" (the HuggingFace Trainer's placeholder) takes the scenario's value.

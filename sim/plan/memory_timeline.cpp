@@ -40,6 +40,7 @@ MemoryBreakdown static_states(const Build& b, int stage) {
     // gradients it accumulates (ZeRO-2/3 send each reduced slice out).
     m.optimizer_states = 0;
     if (zero >= 2) m.gradients = 0;
+    if (b.in.st.offload_param) m.parameters = 0;  // gathered ones are counted as they arrive
   }
   // FP8 training keeps each FP8 GEMM's weight in FP8, and where the GPU needs it transposed too
   // (1 + 1 bytes), beside the 16-bit one for the whole step (TE caches them over the microbatches).
@@ -80,11 +81,13 @@ std::int64_t memory_reserve_bytes(std::int64_t capacity) {
 // ZeRO-Offload's host memory on the fullest server: per parameter of each rank's shard, the fp32
 // master, Adam's two moments and the fp32 gradient (16 B, DeepSpeed's
 // estimate_zero2_model_states_mem_needs with offload: 16 B a parameter before its 1.5x margin),
-// and under accumulation with ZeRO-2/3 the 16-bit sum kept between micro-steps (2 B).
+// under accumulation with ZeRO-2/3 the 16-bit sum kept between micro-steps (2 B), and with the
+// parameters offloaded their 16-bit partition (2 B).
 std::int64_t offload_host_bytes(const Build& b) {
   if (!b.in.st.offload_optimizer) return 0;
   const hw::Cluster& cluster = b.in.sc.cluster;
-  const std::int64_t per_param = 16 + (b.in.st.effective_zero_stage() >= 2 && b.in.schedule.microbatches > 1 ? 2 : 0);
+  const std::int64_t per_param = 16 + (b.in.st.effective_zero_stage() >= 2 && b.in.schedule.microbatches > 1 ? 2 : 0) +
+                                 (b.in.st.offload_param ? 2 : 0);
   std::vector<std::int64_t> per_server(static_cast<std::size_t>(cluster.servers), 0);
   for (int g = 0; g < b.in.grid.size(); ++g)
     per_server[static_cast<std::size_t>(cluster.server_of(g))] += per_param * optimizer_shard_params(b, b.in.grid.coord(g).pp);

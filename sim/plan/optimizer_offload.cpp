@@ -18,13 +18,13 @@ std::int64_t optimizer_shard_params(const Build& b, int stage) {
   return (dense + shards - 1) / shards + (experts + expert_shards - 1) / expert_shards;
 }
 
-core::TaskId OptimizerOffload::copy(int local, bool to_host, std::int64_t bytes, int layer, int mb) {
+core::TaskId OptimizerOffload::copy(int local, bool to_host, std::int64_t bytes, int layer, int mb, Slot slot) {
   const hw::Cluster& cluster = b_.in.sc.cluster;
   const int gpu = b_.global_of[static_cast<std::size_t>(local)];
   const hw::Route route = to_host ? hw::gpu_to_host(cluster, gpu) : hw::host_to_gpu(cluster, gpu);
   std::int64_t latency = 0;
   for (int l : route) latency += cluster.links[static_cast<std::size_t>(l)].latency_ps;
-  return b_.rec.transfer(local, Slot::dp, b_.network->engine_route(route), bytes, core::Duration{latency},
+  return b_.rec.transfer(local, slot, b_.network->engine_route(route), bytes, core::Duration{latency},
                          TaskCategory::host_transfer, layer, mb, to_host);
 }
 
@@ -61,9 +61,16 @@ core::TaskId OptimizerOffload::step(int local, int stage, core::TaskId after) {
   const core::TaskId adam = b_.rec.delay(local, Slot::host, server_params(global) * b_.in.sc.cluster.comm.cpu_adam_param_ps,
                                          TaskCategory::cpu_optimizer);
   b_.rec.depend(after, adam);
+  if (b_.in.st.offload_param) return adam;  // the CPU's copy is the one the next gathers fetch
   const core::TaskId back = copy(local, false, 2 * optimizer_shard_params(b_, stage), -1, -1);
   b_.rec.depend(adam, back);
   return back;
+}
+
+core::TaskId OptimizerOffload::parameters_in(int local, Slot slot, std::int64_t bytes, core::TaskId after, int layer, int mb) {
+  const core::TaskId t = copy(local, false, bytes, layer, mb, slot);
+  b_.rec.depend(after, t);
+  return t;
 }
 
 }  // namespace stepsim::plan

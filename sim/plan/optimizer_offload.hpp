@@ -12,6 +12,10 @@
 //   every rank of a server stepping its shard at once on the server's cores), then the updated
 //   16-bit partition back over PCIe (2 B; through a pinned 16-bit buffer since DeepSpeed PR
 //   #7309), which ZeRO-1/2's parameter all-gather waits for (ZeRO-3 gathers in the next forward).
+// With ZeRO-Infinity's parameter offload (Strategy::offload_param) the 16-bit partition stays in
+// host memory: each all-gather of it first copies the rank's partition to the GPU, on the stream
+// of the gather (partitioned_param_coordinator: ds_tensor moved to the device before the
+// all-gather), and the step copies nothing back (the CPU's Adam updates it in place).
 // The copies are flows on the GPU's own PCIe route to its socket (hw::gpu_to_host), so they share
 // those links with everything else on them. In symmetric fidelity the ranks not simulated add no
 // flows there.
@@ -42,9 +46,12 @@ class OptimizerOffload {
   /// The optimizer step of rank `local` of `stage`, after `after`: the CPU's Adam, then the 16-bit
   /// parameters back. Returns the copy the parameters' all-gather (or the step's end) waits for.
   core::TaskId step(int local, int stage, core::TaskId after);
+  /// Parameter offload: rank `local`'s `bytes` of a parameter partition copied to the GPU on its
+  /// `slot` stream after `after`, before the all-gather that follows it there.
+  core::TaskId parameters_in(int local, Slot slot, std::int64_t bytes, core::TaskId after, int layer, int mb);
 
  private:
-  core::TaskId copy(int local, bool to_host, std::int64_t bytes, int layer, int mb);
+  core::TaskId copy(int local, bool to_host, std::int64_t bytes, int layer, int mb, Slot slot = Slot::dp);
   /// The sum of optimizer_shard_params over the GPUs of `global`'s server: what its CPU steps.
   std::int64_t server_params(int global);
 

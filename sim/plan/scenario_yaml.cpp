@@ -101,7 +101,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
-                "zero3_list_collectives", "offload_optimizer", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
+                "zero3_list_collectives", "offload_optimizer", "offload_param", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
                 "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
                 "precision", "fp8_recipe"});
   Strategy s;
@@ -158,7 +158,7 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("flash_attention")) s.flash_attention = x->as_bool();
   // DeepSpeed's own knobs: under another framework they would be read and never used.
   for (const char* key : {"zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
-                          "zero3_list_collectives", "offload_optimizer"})
+                          "zero3_list_collectives", "offload_optimizer", "offload_param"})
     if (auto x = f.optional(key); x && s.framework != Framework::deepspeed)
       x->fail(std::string(key) + " is DeepSpeed's: it needs framework: deepspeed in this strategy");
   constexpr std::int64_t kElements = std::int64_t{1} << 50;
@@ -169,6 +169,10 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("offload_optimizer")) {
     s.offload_optimizer = x->as_bool();
     s.where.offload_optimizer = x->pos();
+  }
+  if (auto x = f.optional("offload_param")) {
+    s.offload_param = x->as_bool();
+    s.where.offload_param = x->pos();
   }
   for (const char* key : {"tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "moe_deepep", "fp8_param_gather"})
     if (auto x = f.optional(key); x && s.framework != Framework::megatron_core)

@@ -21,6 +21,7 @@ void fill_context(const Build& b, StepResult& r) {
   r.cp = b.in.st.cp;
   r.zero_stage = b.in.st.effective_zero_stage();
   r.offload_optimizer = b.in.st.offload_optimizer;
+  r.offload_param = b.in.st.offload_param;
   r.micro_batch = b.in.st.micro_batch;
   r.microbatches = b.in.schedule.microbatches;
   r.v = b.in.schedule.chunks;

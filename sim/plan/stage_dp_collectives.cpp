@@ -3,6 +3,7 @@
 #include <map>
 
 #include "models/compute_time.hpp"
+#include "sim/plan/optimizer_offload.hpp"
 #include "sim/plan/zero3_gathers.hpp"
 
 namespace stepsim::plan {
@@ -65,6 +66,9 @@ std::vector<std::pair<int, core::TaskId>> StageDpCollectives::dp_collective(Comm
       std::vector<core::TaskId> before;  // per member, list-based: the host calls its NCCL call waits for
       for (int r : locals) {
         streams.push_back(b_.rec.stream(r, slot));
+        // ZeRO-Infinity: the rank's partition comes from host memory first, on the gather's stream.
+        if (b_.in.st.offload_param && cls == CommClass::zero && op == comm::Op::all_gather)
+          OptimizerOffload(b_).parameters_in(r, slot, bytes / static_cast<std::int64_t>(group.size()), tail_[r], layer, mb);
         if (!list) continue;
         const std::int64_t views_per_rank = op == comm::Op::reduce_scatter ? 2 : 1;
         const core::TaskId views =

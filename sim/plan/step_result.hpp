@@ -117,6 +117,7 @@ struct StepResult {
   /// optimizer (not part of bubble_fraction).
   double offload_s = 0;
   bool offload_optimizer = false;    ///< context: the plan offloads its optimizer (ZeRO-Offload)
+  bool offload_param = false;        ///< context: and its parameters (ZeRO-Infinity)
   /// ZeRO-Offload: host memory its optimizer needs on the fullest server (0 without offload).
   std::int64_t host_memory_bytes = 0;
   std::int64_t peak_memory_bytes = 0;

@@ -49,7 +49,7 @@ std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
   config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
-      tp_comm_overlap, overlap_param_gather, precision, offload_optimizer;
+      tp_comm_overlap, overlap_param_gather, precision, offload_optimizer, offload_param;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -121,6 +121,11 @@ struct Strategy {
   /// host memory; its gradients go out over PCIe as they are reduced, DeepSpeedCPUAdam steps on
   /// the host CPU, and the updated 16-bit parameters come back before they are all-gathered.
   bool offload_optimizer = false;
+  /// ZeRO-Infinity's parameter offload (zero_optimization.offload_param.device: cpu; Rajbhandari et
+  /// al., SC'21), with ZeRO-3 and the optimizer offloaded: each rank's 16-bit parameter partition
+  /// lives in host memory and is copied to the GPU before every all-gather of it; the CPU's Adam
+  /// writes it in place, so nothing comes back at the step.
+  bool offload_param = false;
   /// Keys of its DeepSpeed config (deepspeed_config.hpp) that change a step's cost and that
   /// stepsim does not model, each "file:line:col: key: what is costed instead"; the commands
   /// print them as warnings.

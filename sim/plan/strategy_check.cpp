@@ -205,6 +205,20 @@ void check_fsdp_shards(const Scenario& sc, Strategy& s) {
 // ZeRO-Offload moves the optimizer off a sharded ZeRO stage, and its copies need a way from each
 // GPU to a CPU (hw::gpu_to_host).
 void check_offload(const Scenario& sc, const Strategy& s) {
+  if (s.offload_param) {
+    if (s.effective_zero_stage() != 3)
+      fail(s.where.offload_param, s, "offload_param",
+           "expected zero_stage 3 (DeepSpeed offloads parameters under ZeRO-3 only), found zero_stage " +
+               std::to_string(s.effective_zero_stage()));
+    if (!s.offload_optimizer)
+      fail(s.where.offload_param, s, "offload_param",
+           "expected offload_optimizer: true beside it (ZeRO-Infinity's CPU parameters are modelled with the optimizer "
+           "on the CPU), found offload_optimizer: false");
+    if (s.dp * s.cp < 2)
+      fail(s.where.offload_param, s, "offload_param",
+           "expected dp·cp > 1: the parameters are fetched from the host with each all-gather, and one rank gathers "
+           "nothing (its per-layer fetches are not modelled), found dp·cp = " + std::to_string(s.dp * s.cp));
+  }
   if (!s.offload_optimizer) return;
   if (s.effective_zero_stage() == 0)
     fail(s.where.offload_optimizer, s, "offload_optimizer",

@@ -28,7 +28,7 @@ std::string time_and_share(double seconds, const plan::StepResult& r) {
 std::string layout(const plan::StepResult& r) {
   return "tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp) + " dp" + std::to_string(r.dp) +
          (r.ep > 1 ? " ep" + std::to_string(r.ep) + (r.etp < r.tp ? " etp" + std::to_string(r.etp) : "") : "") + (r.cp > 1 ? " cp" + std::to_string(r.cp) : "") + " z" + std::to_string(r.zero_stage) +
-         (r.offload_optimizer ? " offload" : "");
+         (r.offload_optimizer ? (r.offload_param ? " offload+params" : " offload") : "");
 }
 
 std::string schedule_text(const plan::StepResult& r) {

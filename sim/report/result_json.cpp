@@ -48,7 +48,8 @@ void write_result_fields(JsonWriter& w, const plan::StepResult& r) {
   w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).key("ep").value(r.exposed_comm_s.ep);
   w.key("cp").value(r.exposed_comm_s.cp).end_object();
   w.key("sync_stall_s").value(r.sync_stall_s).key("host_bound_s").value(r.host_bound_s);
-  w.key("offload_optimizer").value(r.offload_optimizer).key("offload_s").value(r.offload_s);
+  w.key("offload_optimizer").value(r.offload_optimizer).key("offload_param").value(r.offload_param);
+  w.key("offload_s").value(r.offload_s);
   w.key("host_memory_bytes").value(r.host_memory_bytes);
   w.key("peak_memory_bytes").value(r.peak_memory_bytes).key("memory_capacity_bytes").value(r.memory_capacity_bytes);
   w.key("fits").value(r.fits).key("memory_note").value(r.memory_note);
@@ -90,6 +91,7 @@ plan::StepResult read_result_fields(const Field& f) {
   r.host_bound_s = read_number(f.required("host_bound_s"));
   if (f.has("offload_s")) {  // written since ZeRO-Offload
     r.offload_optimizer = f.required("offload_optimizer").as_bool();
+    r.offload_param = f.required("offload_param").as_bool();
     r.offload_s = read_number(f.required("offload_s"));
     r.host_memory_bytes = f.required("host_memory_bytes").as_int();
   }

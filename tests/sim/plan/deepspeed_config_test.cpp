@@ -114,7 +114,7 @@ TEST_CASE("a strategy names its DeepSpeed config beside the scenario and may not
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("offload_optimizer to the CPU is ZeRO-Offload; to NVMe it is noted; parameter offload is not modelled") {
+TEST_CASE("offload_optimizer and offload_param to the CPU are ZeRO-Offload and ZeRO-Infinity; to NVMe it is noted") {
   const Strategy cpu = applied(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu", "pin_memory": true}}})");
   CHECK(cpu.offload_optimizer);
   CHECK(cpu.unmodelled.empty());
@@ -122,7 +122,7 @@ TEST_CASE("offload_optimizer to the CPU is ZeRO-Offload; to NVMe it is noted; pa
                                     "offload_param": {"device": "cpu"}}})");
   CHECK(nvme.offload_optimizer);
   CHECK(has_note(nvme, "zero_optimization.offload_optimizer.device: the optimizer is costed as offloaded to the CPU"));
-  CHECK(has_note(nvme, "zero_optimization.offload_param: parameter offload is not modelled"));
+  CHECK(nvme.offload_param);
   const Strategy none = applied(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "none"}}})");
   CHECK_FALSE(none.offload_optimizer);
   CHECK_THROWS_WITH(applied(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "gpu"}}})"),

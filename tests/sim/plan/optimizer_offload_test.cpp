@@ -105,3 +105,34 @@ TEST_CASE("ZeRO-Offload is DeepSpeed's, and offloads a ZeRO stage") {
     CHECK(std::string(e.what()).find("offload_optimizer is DeepSpeed's") != std::string::npos);
   }
 }
+
+TEST_CASE("ZeRO-Infinity's parameter offload: each all-gather first fetches the rank's partition from the host") {
+  // Two ranks of ZeRO-3, optimizer and parameters offloaded, one micro-step. Every all-gather of
+  // B bytes is preceded on its stream by the rank's B/2 from host memory; nothing else comes back
+  // (the step writes the host's copy): the copies from the host total half of the gathered bytes.
+  std::string yaml = one_gpu(3, true, 2, 2);
+  yaml.replace(yaml.find("offload_optimizer: true"), 23, "offload_optimizer: true, offload_param: true");
+  const StepResult r = run(yaml, true);
+  double gathered = 0, fetched = 0;
+  for (const TaskRecord& t : r.tasks) {
+    if (t.rank != 0) continue;
+    if (t.category == TaskCategory::zero_comm && t.op == "all_gather") gathered += t.bytes;
+    if (t.category == TaskCategory::host_transfer && t.op == "from host") fetched += t.bytes;
+  }
+  REQUIRE(gathered > 0);
+  CHECK(fetched == doctest::Approx(gathered / 2));
+  // The GPU holds no parameters at rest; the host 16 + 2 B a parameter of each rank's half.
+  const auto params = stepsim::models::total_params(plan_test::scenario(yaml).model);
+  CHECK(r.memory_at_peak.parameters == 0);
+  CHECK(r.host_memory_bytes == 2 * 18 * ((params + 1) / 2));
+  // It needs ZeRO-3, the optimizer offloaded too, and more than one rank to shard over.
+  std::string zero2 = one_gpu(2, true, 2, 2);
+  zero2.replace(zero2.find("offload_optimizer: true"), 23, "offload_optimizer: true, offload_param: true");
+  CHECK(plan_test::strategy_error(zero2).find("offload_param: expected zero_stage 3") != std::string::npos);
+  std::string alone = one_gpu(3, false, 2, 2);
+  alone.replace(alone.find("offload_optimizer: false"), 24, "offload_param: true");
+  CHECK(plan_test::strategy_error(alone).find("expected offload_optimizer: true beside it") != std::string::npos);
+  std::string one = one_gpu(3, true, 2, 1);
+  one.replace(one.find("offload_optimizer: true"), 23, "offload_optimizer: true, offload_param: true");
+  CHECK(plan_test::strategy_error(one).find("expected dp·cp > 1") != std::string::npos);
+}
