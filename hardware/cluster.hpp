@@ -53,6 +53,8 @@ struct Cluster {
   /// Every two GPUs of a server joined by a link of their own (NvlinkTopology::mesh, AMD's xGMI):
   /// a collective inside a server can use all of a GPU's links at once.
   bool gpu_mesh = false;
+  /// Host RAM of one server (bytes); 0 = not stated by its preset or file (ServerTemplate).
+  std::int64_t host_ram_bytes = 0;
 
   int gpu_count() const { return static_cast<int>(gpu_nodes.size()); }
   int server_of(int gpu) const { return gpu / gpus_per_server; }

@@ -123,6 +123,7 @@ Cluster build_cluster(const ClusterTemplate& t) {
       nics.push_back(add_template_server(c, *tmpl, s));
       c.gpu_p2p = tmpl->p2p;
       c.gpu_mesh = tmpl->nvlink == NvlinkTopology::mesh;
+      c.host_ram_bytes = tmpl->host_ram_bytes;
     } else {
       const auto& ex = std::get<ExplicitServer>(t.server);
       nics.push_back(add_explicit_server(c, ex, s));

@@ -55,6 +55,8 @@ struct ServerTemplate {
   int nics = 0;
   /// Per socket: bytes_per_s = DRAM bandwidth B, reads and writes together (see above).
   std::optional<LinkSpec> host_memory;
+  /// The server's host RAM (bytes, all sockets); 0 = not stated. What ZeRO-Offload may fill.
+  std::int64_t host_ram_bytes = 0;
 };
 
 /// A server drawn link by link (hardware YAML `server: {nodes, links}`, `topo import`).

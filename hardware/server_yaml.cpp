@@ -39,7 +39,7 @@ LinkSpec read_link_figures(const Field& f, LinkSpec s) {
 ServerTemplate read_pcie_side(const Field& f, const GpuSpec& gpu, ServerTemplate t);
 
 ServerTemplate read_template(const Field& f, const GpuSpec& gpu) {
-  f.check_keys({"gpus", "nvlink", "pcie", "sockets", "socket_link", "p2p", "nics", "host_memory"});
+  f.check_keys({"gpus", "nvlink", "pcie", "sockets", "socket_link", "p2p", "nics", "host_memory", "host_ram"});
   ServerTemplate t;
   t.gpus = read_gpu_count(f.required("gpus"), "GPUs per server");
   if (auto nv = f.optional("nvlink")) {
@@ -82,6 +82,10 @@ ServerTemplate read_pcie_side(const Field& f, const GpuSpec& gpu, ServerTemplate
     // Per socket; bandwidth is reads and writes together (cluster_template.hpp halves it per direction).
     m->check_keys({"bandwidth", "latency", "label"});
     t.host_memory = read_link_figures(*m, LinkSpec{LinkKind::memory, 0, 0, 1, "host memory"});
+  }
+  if (auto v = f.optional("host_ram")) {
+    t.host_ram_bytes = v->as_bytes();
+    if (t.host_ram_bytes <= 0) v->fail("expected the server's host RAM, a size above zero such as 2TB, found " + v->found());
   }
   return t;
 }

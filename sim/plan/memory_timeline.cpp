@@ -132,6 +132,14 @@ void fill_memory(const Build& b, StepResult& r) {
                     " more than the " + config::format_bytes(static_cast<double>(r.memory_capacity_bytes)) + " of a GPU (" +
                     config::format_bytes(static_cast<double>(reserve)) + " reserved); largest: " + dominant(r.memory_at_peak);
   }
+  // ZeRO-Offload's states must fit the server's RAM too, where the hardware states it.
+  r.host_ram_bytes = b.in.sc.cluster.host_ram_bytes;
+  if (r.host_ram_bytes > 0 && r.host_memory_bytes > r.host_ram_bytes) {
+    r.fits = false;
+    r.memory_note += std::string(r.memory_note.empty() ? "" : "; ") + "its offloaded optimizer needs " +
+                     config::format_bytes(static_cast<double>(r.host_memory_bytes)) + " of host memory, more than the " +
+                     config::format_bytes(static_cast<double>(r.host_ram_bytes)) + " of a server";
+  }
 }
 
 }  // namespace stepsim::plan

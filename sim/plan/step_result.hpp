@@ -120,6 +120,7 @@ struct StepResult {
   bool offload_param = false;        ///< context: and its parameters (ZeRO-Infinity)
   /// ZeRO-Offload: host memory its optimizer needs on the fullest server (0 without offload).
   std::int64_t host_memory_bytes = 0;
+  std::int64_t host_ram_bytes = 0;   ///< context: a server's host RAM, 0 where the hardware does not state it
   std::int64_t peak_memory_bytes = 0;
   std::int64_t memory_capacity_bytes = 0;
   bool fits = true;

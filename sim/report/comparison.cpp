@@ -41,7 +41,8 @@ std::string fits_text(const plan::StepResult& r) {
   if (r.fits) return "yes";
   // Short by: peak plus the plan's documented reserve (CUDA context, fragmentation) over capacity.
   const auto needed = r.peak_memory_bytes + r.memory_at_peak.reserve - r.memory_capacity_bytes;
-  return "NO, short " + gibibytes(static_cast<double>(needed));
+  if (needed > 0) return "NO, short " + gibibytes(static_cast<double>(needed));
+  return "NO, host RAM short " + gibibytes(static_cast<double>(r.host_memory_bytes - r.host_ram_bytes));
 }
 
 using Cell = std::string (*)(const plan::StepResult&);
@@ -85,7 +86,9 @@ const std::vector<MetricRow>& metric_rows() {
        }},
       {"fits", [](const plan::StepResult& r) { return fits_text(r); }},
       {"host memory per server", [](const plan::StepResult& r) {
-         return r.offload_optimizer ? gibibytes(static_cast<double>(r.host_memory_bytes)) : std::string("-");
+         if (!r.offload_optimizer) return std::string("-");
+         const std::string need = gibibytes(static_cast<double>(r.host_memory_bytes));
+         return r.host_ram_bytes > 0 ? need + " / " + gibibytes(static_cast<double>(r.host_ram_bytes)) : need + " (RAM not stated)";
        },
        MetricRow::Only::offload},
   };

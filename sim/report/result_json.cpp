@@ -50,7 +50,7 @@ void write_result_fields(JsonWriter& w, const plan::StepResult& r) {
   w.key("sync_stall_s").value(r.sync_stall_s).key("host_bound_s").value(r.host_bound_s);
   w.key("offload_optimizer").value(r.offload_optimizer).key("offload_param").value(r.offload_param);
   w.key("offload_s").value(r.offload_s);
-  w.key("host_memory_bytes").value(r.host_memory_bytes);
+  w.key("host_memory_bytes").value(r.host_memory_bytes).key("host_ram_bytes").value(r.host_ram_bytes);
   w.key("peak_memory_bytes").value(r.peak_memory_bytes).key("memory_capacity_bytes").value(r.memory_capacity_bytes);
   w.key("fits").value(r.fits).key("memory_note").value(r.memory_note);
   w.key("memory_at_peak");
@@ -94,6 +94,7 @@ plan::StepResult read_result_fields(const Field& f) {
     r.offload_param = f.required("offload_param").as_bool();
     r.offload_s = read_number(f.required("offload_s"));
     r.host_memory_bytes = f.required("host_memory_bytes").as_int();
+    r.host_ram_bytes = f.required("host_ram_bytes").as_int();
   }
   r.peak_memory_bytes = f.required("peak_memory_bytes").as_int();
   r.memory_capacity_bytes = f.required("memory_capacity_bytes").as_int();

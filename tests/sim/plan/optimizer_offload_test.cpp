@@ -136,3 +136,25 @@ TEST_CASE("ZeRO-Infinity's parameter offload: each all-gather first fetches the 
   one.replace(one.find("offload_optimizer: true"), 23, "offload_optimizer: true, offload_param: true");
   CHECK(plan_test::strategy_error(one).find("expected dp·cp > 1") != std::string::npos);
 }
+
+TEST_CASE("ZeRO-Offload must fit the server's host RAM where the hardware states it") {
+  // dgx-a100 states 2 TB. Llama-2 70B's Adam states on the host, 16 B a parameter (~1.1 TB) over
+  // one server's 8 ranks fit there; on an alike server of 512 GB RAM the same plan does not.
+  const std::string plan = R"(
+model: llama-2-70b
+training: {seq_len: 1024, global_batch: 8}
+strategies:
+  - {name: s, framework: deepspeed, zero_stage: 3, dp: 8, micro_batch: 1, recompute: full, offload_optimizer: true}
+)";
+  const std::string roomy_yaml = "name: ram\nhardware: {preset: dgx-a100}" + plan;
+  const StepResult roomy = run(roomy_yaml);
+  CHECK(roomy.host_ram_bytes == 2'000'000'000'000);
+  CHECK(roomy.host_memory_bytes == 8 * 16 * ((stepsim::models::total_params(plan_test::scenario(roomy_yaml).model) + 7) / 8));
+  CHECK(roomy.fits);
+  const StepResult tight = run(
+      "name: ram\nhardware: {gpu: A100-SXM4-80GB, server: {gpus: 8, nvlink: {topology: nvswitch, links: 12}, "
+      "pcie: {bandwidth: 31.5GB/s, gpus_per_switch: 1}, host_ram: 512GB}}" + plan);
+  CHECK(tight.host_ram_bytes == 512'000'000'000);
+  CHECK_FALSE(tight.fits);
+  CHECK(tight.memory_note.find("of host memory, more than the") != std::string::npos);
+}
