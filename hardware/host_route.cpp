@@ -1,18 +1,18 @@
 #include "hardware/host_route.hpp"
 
 #include <algorithm>
-#include <deque>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 namespace stepsim::hw {
 namespace {
 
-// The link `from` -> `to` of the given kind, or -1.
-int link_between(const Cluster& c, int from, int to, LinkKind kind) {
+// The link `from` -> `to` of the given kind.
+std::optional<int> link_between(const Cluster& c, int from, int to, LinkKind kind) {
   for (std::size_t l = 0; l < c.links.size(); ++l)
     if (c.links[l].from == from && c.links[l].to == to && c.links[l].kind == kind) return static_cast<int>(l);
-  return -1;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -27,33 +27,35 @@ Route gpu_to_host(const Cluster& cluster, int gpu) {
     if (link.kind == LinkKind::pcie && cluster.nodes[static_cast<std::size_t>(link.from)].server == server)
       out_links[static_cast<std::size_t>(link.from)].push_back(static_cast<int>(l));
   }
-  // Breadth first from the GPU over PCIe, passing through switches only.
-  std::vector<int> via(cluster.nodes.size(), -2);  // the link that reached a node; -1 at the source
-  via[static_cast<std::size_t>(source)] = -1;
-  std::deque<int> frontier{source};
-  int cpu = -1;
-  while (!frontier.empty() && cpu < 0) {
-    std::vector<int> level(frontier.begin(), frontier.end());
-    frontier.clear();
-    std::vector<int> reached;
+  // Breadth first from the GPU over PCIe, passing through switches only; `via` is the link that
+  // reached each node.
+  std::vector<bool> seen(cluster.nodes.size(), false);
+  std::vector<std::optional<int>> via(cluster.nodes.size());
+  seen[static_cast<std::size_t>(source)] = true;
+  std::vector<int> level{source};
+  std::optional<int> cpu;
+  while (!level.empty() && !cpu) {
+    std::vector<int> next, reached;
     for (int n : level)
       for (int l : out_links[static_cast<std::size_t>(n)]) {
         const int to = cluster.links[static_cast<std::size_t>(l)].to;
-        if (via[static_cast<std::size_t>(to)] != -2) continue;
+        if (seen[static_cast<std::size_t>(to)]) continue;
+        seen[static_cast<std::size_t>(to)] = true;
         via[static_cast<std::size_t>(to)] = l;
         const NodeKind kind = cluster.nodes[static_cast<std::size_t>(to)].kind;
         if (kind == NodeKind::cpu) reached.push_back(to);
-        if (kind == NodeKind::pcie_switch) frontier.push_back(to);
+        if (kind == NodeKind::pcie_switch) next.push_back(to);
       }
     if (!reached.empty()) cpu = *std::min_element(reached.begin(), reached.end());
+    level = std::move(next);
   }
   Route route;
-  if (cpu < 0) return route;
-  for (int n = cpu; via[static_cast<std::size_t>(n)] >= 0; n = cluster.links[static_cast<std::size_t>(via[static_cast<std::size_t>(n)])].from)
-    route.push_back(via[static_cast<std::size_t>(n)]);
+  if (!cpu) return route;
+  for (int n = *cpu; via[static_cast<std::size_t>(n)]; n = cluster.links[static_cast<std::size_t>(*via[static_cast<std::size_t>(n)])].from)
+    route.push_back(*via[static_cast<std::size_t>(n)]);
   std::reverse(route.begin(), route.end());
   for (std::size_t l = 0; l < cluster.links.size(); ++l)
-    if (cluster.links[l].from == cpu && cluster.links[l].kind == LinkKind::memory) {
+    if (cluster.links[l].from == *cpu && cluster.links[l].kind == LinkKind::memory) {
       route.push_back(static_cast<int>(l));
       break;
     }
@@ -65,9 +67,9 @@ Route host_to_gpu(const Cluster& cluster, int gpu) {
   const Route there = gpu_to_host(cluster, gpu);
   for (auto it = there.rbegin(); it != there.rend(); ++it) {
     const Link& l = cluster.links[static_cast<std::size_t>(*it)];
-    const int back = link_between(cluster, l.to, l.from, l.kind);
-    if (back < 0) throw std::logic_error("host_to_gpu: link " + std::to_string(*it) + " has no reverse");
-    route.push_back(back);
+    const auto back = link_between(cluster, l.to, l.from, l.kind);
+    if (!back) throw std::logic_error("host_to_gpu: link " + std::to_string(*it) + " has no reverse");
+    route.push_back(*back);
   }
   return route;
 }

@@ -1,4 +1,5 @@
 // Build: which ranks a simulate() call simulates and their devices and streams (task_graph.hpp).
+#include "sim/plan/optimizer_offload.hpp"
 #include "sim/plan/resource_guard.hpp"
 #include "sim/plan/task_graph.hpp"
 
@@ -41,6 +42,13 @@ Build::Build(const Scenario& scenario, const Strategy& strategy, const SimOption
   for (const auto& fault : in.sc.faults.links)
     for (int link : fault.links) rec.engine().scale_link(network->link(link), fault.bandwidth_factor);
   add_ranks(*this);
+}
+
+Build::~Build() = default;
+
+OptimizerOffload& Build::offload() {
+  if (!offload_) offload_ = std::make_unique<OptimizerOffload>(*this);
+  return *offload_;
 }
 
 std::vector<int> Build::dp_part(int global, DpPart part) const {

@@ -120,8 +120,9 @@ class Reader {
     }
   }
 
-  // offload_optimizer to the CPU is ZeRO-Offload (Strategy::offload_optimizer); to NVMe it is
-  // that plus swapping the states, which is not costed. Parameter offload is not modelled.
+  // offload_optimizer to the CPU is ZeRO-Offload (Strategy::offload_optimizer), offload_param
+  // ZeRO-Infinity's parameter offload (Strategy::offload_param); to NVMe each is that plus
+  // swapping to the drive, which is not costed.
   void read_offload(const std::string& key, const Field& f) {
     if (!f.is_map()) f.fail("expected an object such as {\"device\": \"cpu\"}, found " + f.found());
     const auto device = f.optional("device");

@@ -4,10 +4,9 @@
 
 namespace stepsim::plan {
 
-MicroStep micro_step(int index, int count) {
-  if (count <= 1) return MicroStep::only;
-  if (index == 0) return MicroStep::first;
-  return index == count - 1 ? MicroStep::last : MicroStep::middle;
+MicroStep micro_step(bool first, bool last) {
+  if (first) return last ? MicroStep::only : MicroStep::first;
+  return last ? MicroStep::last : MicroStep::middle;
 }
 
 std::int64_t optimizer_shard_params(const Build& b, int stage) {
@@ -18,14 +17,25 @@ std::int64_t optimizer_shard_params(const Build& b, int stage) {
   return (dense + shards - 1) / shards + (experts + expert_shards - 1) / expert_shards;
 }
 
+const OptimizerOffload::HostWay& OptimizerOffload::way(int local) {
+  if (ways_.empty()) ways_.resize(b_.global_of.size());
+  std::optional<HostWay>& known = ways_[static_cast<std::size_t>(local)];
+  if (!known) {
+    const hw::Cluster& cluster = b_.in.sc.cluster;
+    const int gpu = b_.global_of[static_cast<std::size_t>(local)];
+    const hw::Route out = hw::gpu_to_host(cluster, gpu);
+    std::int64_t latency = 0;
+    for (int l : out) latency += cluster.links[static_cast<std::size_t>(l)].latency_ps;
+    known = HostWay{b_.network->engine_route(out), b_.network->engine_route(hw::host_to_gpu(cluster, gpu)),
+                    core::Duration{latency}};
+  }
+  return *known;
+}
+
 core::TaskId OptimizerOffload::copy(int local, bool to_host, std::int64_t bytes, int layer, int mb, Slot slot) {
-  const hw::Cluster& cluster = b_.in.sc.cluster;
-  const int gpu = b_.global_of[static_cast<std::size_t>(local)];
-  const hw::Route route = to_host ? hw::gpu_to_host(cluster, gpu) : hw::host_to_gpu(cluster, gpu);
-  std::int64_t latency = 0;
-  for (int l : route) latency += cluster.links[static_cast<std::size_t>(l)].latency_ps;
-  return b_.rec.transfer(local, slot, b_.network->engine_route(route), bytes, core::Duration{latency},
-                         TaskCategory::host_transfer, layer, mb, to_host);
+  const HostWay& w = way(local);
+  return b_.rec.transfer(local, slot, to_host ? w.out : w.in, bytes, w.latency, TaskCategory::host_transfer, layer, mb,
+                         to_host);
 }
 
 core::TaskId OptimizerOffload::gradients_out(int local, core::TaskId reduced, std::int64_t elements, MicroStep when,
@@ -45,15 +55,15 @@ core::TaskId OptimizerOffload::gradients_out(int local, core::TaskId reduced, st
 std::int64_t OptimizerOffload::server_params(int global) {
   const hw::Cluster& cluster = b_.in.sc.cluster;
   const int server = cluster.server_of(global);
-  if (server_params_.empty()) server_params_.assign(static_cast<std::size_t>(cluster.servers), -1);
-  std::int64_t& sum = server_params_[static_cast<std::size_t>(server)];
-  if (sum < 0) {
+  if (server_params_.empty()) server_params_.resize(static_cast<std::size_t>(cluster.servers));
+  std::optional<std::int64_t>& sum = server_params_[static_cast<std::size_t>(server)];
+  if (!sum) {
     sum = 0;
     const int first = server * cluster.gpus_per_server;
     for (int g = first; g < first + cluster.gpus_per_server && g < b_.in.grid.size(); ++g)
-      sum += optimizer_shard_params(b_, b_.in.grid.coord(g).pp);
+      *sum += optimizer_shard_params(b_, b_.in.grid.coord(g).pp);
   }
-  return sum;
+  return *sum;
 }
 
 core::TaskId OptimizerOffload::step(int local, int stage, core::TaskId after) {

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/plan/task_graph.hpp"
@@ -30,12 +31,15 @@ namespace stepsim::plan {
 
 /// Where a reduction of gradients falls among the step's micro-steps.
 enum class MicroStep { only, first, middle, last };
-MicroStep micro_step(int index, int count);
+/// The micro-step a backward is, from whether it is the step's first and whether its last.
+MicroStep micro_step(bool first, bool last);
 
 /// Parameters whose optimizer state one rank of `stage` holds and steps: dense parameters over
 /// the shard group, routed experts over their replicas (ZeRO ≥ 1), or all of the stage's.
 std::int64_t optimizer_shard_params(const Build& b, int stage);
 
+/// One per Build (Build::offload()): it keeps each simulated rank's routes to and from host memory
+/// and each server's optimizer parameters, found on first use.
 class OptimizerOffload {
  public:
   explicit OptimizerOffload(Build& b) : b_(b) {}
@@ -55,8 +59,16 @@ class OptimizerOffload {
   /// The sum of optimizer_shard_params over the GPUs of `global`'s server: what its CPU steps.
   std::int64_t server_params(int global);
 
+  /// A rank's way to host memory and back, as engine links, with the links' latency.
+  struct HostWay {
+    std::vector<core::LinkId> out, in;
+    core::Duration latency;
+  };
+  const HostWay& way(int local);
+
   Build& b_;
-  std::vector<std::int64_t> server_params_;  // [server], −1 until asked
+  std::vector<std::optional<HostWay>> ways_;             // [local rank]
+  std::vector<std::optional<std::int64_t>> server_params_;  // [server]
 };
 
 }  // namespace stepsim::plan

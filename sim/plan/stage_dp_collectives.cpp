@@ -68,7 +68,7 @@ std::vector<std::pair<int, core::TaskId>> StageDpCollectives::dp_collective(Comm
         streams.push_back(b_.rec.stream(r, slot));
         // ZeRO-Infinity: the rank's partition comes from host memory first, on the gather's stream.
         if (b_.in.st.offload_param && cls == CommClass::zero && op == comm::Op::all_gather)
-          OptimizerOffload(b_).parameters_in(r, slot, bytes / static_cast<std::int64_t>(group.size()), tail_[r], layer, mb);
+          b_.offload().parameters_in(r, slot, bytes / static_cast<std::int64_t>(group.size()), tail_[r], layer, mb);
         if (!list) continue;
         const std::int64_t views_per_rank = op == comm::Op::reduce_scatter ? 2 : 1;
         const core::TaskId views =
@@ -149,8 +149,13 @@ std::int64_t StageDpCollectives::copy_ps(std::int64_t bytes, std::int64_t kernel
   return models::time_op(copy, b_.in.sc.cluster.gpu, b_.in.cost_in.dtype).fwd_ps;
 }
 
+// A tied head's gradient is the embedding's, reduced once with the first layer's where both sit
+// on this stage (PlanInputs::logits_own_params); gathers fetch it for each use (extra_params).
 std::int64_t StageDpCollectives::gradient_bytes(int layer) const {
-  return b_.in.grad_bytes * (b_.in.layer(layer).params + extra_params(layer));
+  std::int64_t own = extra_params(layer);
+  if (!b_.in.opt.hooks.skip_embedding_and_head && layer == b_.in.sc.model.layers - 1)
+    own -= b_.in.logits.params - b_.in.logits_own_params;
+  return b_.in.grad_bytes * (b_.in.layer(layer).params + own);
 }
 
 }  // namespace stepsim::plan

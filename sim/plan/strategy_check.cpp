@@ -223,10 +223,12 @@ void check_offload(const Scenario& sc, const Strategy& s) {
   if (s.effective_zero_stage() == 0)
     fail(s.where.offload_optimizer, s, "offload_optimizer",
          "expected zero_stage 1, 2 or 3 (DeepSpeed offloads the optimizer of a ZeRO stage), found zero_stage 0");
-  if (hw::gpu_to_host(sc.cluster, 0).empty())
-    fail(s.where.offload_optimizer, s, "offload_optimizer",
-         "expected a CPU reachable from each GPU over PCIe to hold the optimizer, but " + sc.cluster.name +
-             "'s GPU 0 reaches none");
+  // Every server is built alike (cluster_template.hpp): the first one's GPUs answer for all.
+  for (int g = 0; g < std::min(sc.cluster.gpus_per_server, sc.cluster.gpu_count()); ++g)
+    if (hw::gpu_to_host(sc.cluster, g).empty())
+      fail(s.where.offload_optimizer, s, "offload_optimizer",
+           "expected a CPU reachable from each GPU over PCIe to hold the optimizer, but " + sc.cluster.name + "'s GPU " +
+               std::to_string(g) + " reaches none");
 }
 
 }  // namespace

@@ -146,15 +146,14 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
   };
   // ZeRO-Offload: the reduced slice of each bucket goes to host memory (the boundary micro-step).
   const bool offload = b.in.st.offload_optimizer && op != comm::Op::all_gather;
+  const MicroStep boundary = micro_step(b.in.schedule.microbatches == 1, true);
   const std::int64_t shards = set == GradientSet::dense ? b.in.shard_degree : std::max(1, b.in.st.expert_dp_degree());
-  OptimizerOffload to_host(b);
   for (const auto& [group, locals] : reduction_groups(b, stage, set)) {
     if (group.size() < 2) {  // ep == dp, or no DP: each rank alone holds its gradients
       if (offload)
         for (const Bucket& bucket : buckets)
           for (int r : locals)
-            to_host.gradients_out(r, trigger(r, bucket), bucket.params, micro_step(b.in.schedule.microbatches - 1, b.in.schedule.microbatches),
-                                  -1, -1);
+            b.offload().gradients_out(r, trigger(r, bucket), bucket.params, boundary, -1, -1);
       continue;
     }
     for (const Bucket& bucket : buckets) {
@@ -169,8 +168,7 @@ void bucket_collectives(Build& b, int stage, const std::vector<Bucket>& buckets,
       for (std::size_t k = 0; k < locals.size(); ++k) b.rec.depend(trigger(locals[k], bucket), members[k]);
       if (offload)
         for (std::size_t k = 0; k < locals.size(); ++k)
-          to_host.gradients_out(locals[k], members[k], (bucket.params + shards - 1) / shards,
-                                micro_step(b.in.schedule.microbatches - 1, b.in.schedule.microbatches), -1, -1);
+          b.offload().gradients_out(locals[k], members[k], (bucket.params + shards - 1) / shards, boundary, -1, -1);
     }
   }
 }
@@ -233,12 +231,16 @@ void build_gradient_sync(Build& b, int stage) {
   // over TP (tp·dp/ep ranks hold the same experts).
   const bool experts = !b.in.st.shards_parameters() && b.in.st.ep > 1 && b.in.st.expert_dp_degree() > 1 &&
                        b.in.stage_expert_params[stage] > 0;
-  const auto expert_buckets = experts ? stage_buckets(b, stage, GradientSet::experts) : std::vector<Bucket>{};
+  // Experts no other rank holds (ep == dp) reduce nothing, but ZeRO-Offload still sends them out.
+  const bool experts_to_host = !experts && b.in.st.offload_optimizer && !b.in.st.shards_parameters() && b.in.st.ep > 1 &&
+                               b.in.stage_expert_params[stage] > 0;
+  const auto expert_buckets =
+      experts || experts_to_host ? stage_buckets(b, stage, GradientSet::experts) : std::vector<Bucket>{};
   const bool gather_in_forward = reduce && zero >= 1 && b.in.st.overlap_param_gather;
   if (gather_in_forward) overlapped_param_gathers(b, stage, buckets);
   const comm::Op reduce_op = zero == 0 ? comm::Op::all_reduce : comm::Op::reduce_scatter;
   if (reduce || to_host) bucket_collectives(b, stage, buckets, reduce_op, nullptr, GradientSet::dense);
-  if (experts) bucket_collectives(b, stage, expert_buckets, reduce_op, nullptr, GradientSet::experts);
+  if (experts || experts_to_host) bucket_collectives(b, stage, expert_buckets, reduce_op, nullptr, GradientSet::experts);
   if (b.in.opt.hooks.skip_optimizer) return;
   // The optimizer updates this rank's shard: dense parameters over the shard group, routed
   // experts over their dp/ep replicas.
@@ -249,14 +251,13 @@ void build_gradient_sync(Build& b, int stage) {
       std::ceil(shard * kAdamBytesPerParam / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12)) +
       fp8_weight_cast_ps(b.in, stage);
   std::vector<core::TaskId> optimizer(b.global_of.size());
-  OptimizerOffload offload(b);
   for (const auto& locals : dp_groups_of_stage(b, stage))
     for (int r : locals) {
       if (b.in.st.offload_optimizer) {
         // After the last gradient copy on the rank's dp stream, whatever reduced it.
         const core::TaskId copied = b.rec.engine().add_marker(b.rec.stream(r, Slot::dp));
         b.rec.depend(b.backward_end[r], copied);
-        optimizer[r] = offload.step(r, stage, copied);
+        optimizer[r] = b.offload().step(r, stage, copied);
         continue;
       }
       optimizer[r] = b.rec.compute(r, ps, TaskCategory::optimizer, -1, -1, 0);

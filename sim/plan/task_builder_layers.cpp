@@ -196,7 +196,7 @@ class StageEmitter {
       // out in buckets, task_builder_dp.cpp). Without DP only ZeRO-Offload's copies remain.
       std::int64_t params = layers_sum(&LayerCost::params);
       if (first_vstage()) params += b_.in.embedding.params;
-      if (last_vstage()) params += b_.in.logits.params;
+      if (last_vstage()) params += b_.in.logits_own_params;
       std::vector<std::pair<int, core::TaskId>> reduced;
       if (b_.in.grid.dp() > 1) reduced = dp_.dp_collective(CommClass::dp, comm::Op::reduce_scatter, 2 * params, -1);
       else
@@ -290,12 +290,10 @@ class StageEmitter {
   // as this backward's place among the chunk's micro-steps says (optimizer_offload.hpp).
   void offload_gradients(const std::vector<std::pair<int, core::TaskId>>& reduced, std::int64_t params, int layer) {
     if (!b_.in.st.offload_optimizer) return;
-    const bool first = index_ == first_pass_of_chunk(PassKind::backward, pass_.chunk);
-    const bool last = index_ == last_pass_of_chunk(pass_.chunk);
-    const MicroStep when = first && last ? MicroStep::only : first ? MicroStep::first : last ? MicroStep::last : MicroStep::middle;
+    const MicroStep when = micro_step(index_ == first_pass_of_chunk(PassKind::backward, pass_.chunk),
+                                      index_ == last_pass_of_chunk(pass_.chunk));
     const std::int64_t slice = (params + b_.in.shard_degree - 1) / b_.in.shard_degree;
-    OptimizerOffload offload(b_);
-    for (const auto& [r, member] : reduced) offload.gradients_out(r, member, slice, when, layer, pass_.microbatch);
+    for (const auto& [r, member] : reduced) b_.offload().gradients_out(r, member, slice, when, layer, pass_.microbatch);
   }
 
   // The reduction of gradients accumulated unsharded, which frees them as it ends. They are kept

@@ -28,6 +28,7 @@ struct PassTasks {
 };
 
 class Build;
+class OptimizerOffload;  // optimizer_offload.hpp
 
 /// Creates collectives the way the fidelity allows (collectives.cpp).
 class Collectives {
@@ -99,6 +100,11 @@ class Collectives {
 class Build {
  public:
   Build(const Scenario& sc, const Strategy& st, const SimOptions& opt);
+  ~Build();
+  Build(const Build&) = delete;
+  Build& operator=(const Build&) = delete;
+  /// ZeRO-Offload's copies and CPU step (optimizer_offload.hpp), made on first use.
+  OptimizerOffload& offload();
 
   const PlanInputs in;
   TaskRecorder rec;
@@ -129,6 +135,9 @@ class Build {
   /// Simulated local ranks of stage `pp`, as TP groups (one per simulated dp index).
   std::vector<std::vector<int>> stage_tp_groups(int pp) const;
   bool is_simulated(int global) const { return local_of[static_cast<std::size_t>(global)] >= 0; }
+
+ private:
+  std::unique_ptr<OptimizerOffload> offload_;
 };
 
 // Builders, one file per concern.

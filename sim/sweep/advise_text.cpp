@@ -150,6 +150,8 @@ std::string tp_text(const SweepOutcome& o, const Advice& a, const std::string& l
 
 }  // namespace
 
+namespace {
+
 // Where nothing fits on the GPUs alone: the fastest ZeRO-Offload plan that does, and its price.
 std::string offload_text(const std::optional<OffloadAdvice>& offload) {
   const std::string none = "No plan fits in memory: more GPUs, a smaller micro-batch or full recompute would be needed";
@@ -164,6 +166,8 @@ std::string offload_text(const std::optional<OffloadAdvice>& offload) {
          " of its step waiting for the PCIe copies and the CPU's Adam (comm.cpu_adam_param is one published CPU "
          "rate: measure yours).\n";
 }
+
+}  // namespace
 
 std::string advise_text(const plan::Scenario& sc, const SweepOutcome& o, const Advice& a,
                         const std::vector<WhatIf>& what_ifs, const std::optional<MeasuredComm>& measured,

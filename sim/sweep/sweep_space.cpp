@@ -52,7 +52,10 @@ std::vector<ScheduleChoice> schedule_choices(const plan::Scenario& sc, const Swe
 std::vector<int> zero_stages(const SweepSpace& space, plan::Framework framework, int pp, int dp) {
   std::vector<int> out;
   for (int z : or_default(space.zero_stage, {0, 1, 2, 3})) {
-    if (z > 0 && dp == 1) continue;
+    // Nothing to shard over one rank, unless the stage carries ZeRO-Offload (tried where listed).
+    const bool offload = std::find(space.offload_optimizer.begin(), space.offload_optimizer.end(), true) !=
+                         space.offload_optimizer.end();
+    if (z > 0 && dp == 1 && !offload) continue;
     // ZeRO-2/3 beside PP only as FSDP runs it (plan::check_pipeline says why).
     if (z >= 2 && pp > 1 && framework != plan::Framework::fsdp) continue;
     if (framework == plan::Framework::megatron_core && z > 1) continue;  // its distributed optimizer is ZeRO-1
@@ -171,6 +174,7 @@ class Enumerator {
           for (Recompute rc : or_default(space_.recompute, {Recompute::none, Recompute::selective, Recompute::full}))
             for (bool sp : sequence_parallel_choices(space_, tp)) {
               if (offload && (framework != plan::Framework::deepspeed || z == 0)) continue;
+              if (!offload && z > 0 && dp == 1) continue;
               Strategy s = with_framework(base, framework, z);
               s.offload_optimizer = offload;
               s.ep = experts.ep;

@@ -17,6 +17,8 @@ plan::StepResult every_field_set() {
   r.name = "tp2-pp2 \"quoted\", ü";
   r.step_time_s = 1.0 / 3, r.tokens_per_s = 12345.678, r.tflops_per_gpu = 150.25, r.mfu = 0.1 + 0.2, r.hfu = 0.51;
   r.bubble_fraction = 0.031, r.exposed_comm_s = {0.11, 0.12, 0.13, 0.14, 0.17, 0.18}, r.sync_stall_s = 0.015, r.host_bound_s = 0.016;
+  r.offload_optimizer = true, r.offload_param = true, r.offload_s = 0.019, r.host_memory_bytes = 123'456'789'012,
+  r.host_ram_bytes = 2'000'000'000'000;
   r.peak_memory_bytes = (std::int64_t{70} << 30) + 1, r.memory_capacity_bytes = std::int64_t{80} << 30, r.fits = false;
   r.memory_note = "activations dominate";
   r.memory_at_peak = {1, 2, 3, 4, 5, 6, 7};
@@ -59,6 +61,11 @@ TEST_CASE("a result read back from its JSON equals the result, field for field")
   CHECK(back.exposed_comm_s.cp == r.exposed_comm_s.cp);
   CHECK(back.sync_stall_s == r.sync_stall_s);
   CHECK(back.host_bound_s == r.host_bound_s);
+  CHECK(back.offload_optimizer);
+  CHECK(back.offload_param);
+  CHECK(back.offload_s == r.offload_s);
+  CHECK(back.host_memory_bytes == r.host_memory_bytes);
+  CHECK(back.host_ram_bytes == r.host_ram_bytes);
   CHECK(back.peak_memory_bytes == r.peak_memory_bytes);
   CHECK(back.memory_capacity_bytes == r.memory_capacity_bytes);
   CHECK(back.fits == r.fits);
