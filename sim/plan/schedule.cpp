@@ -223,4 +223,29 @@ const char* to_string(ScheduleKind s) {
   return "?";
 }
 
+std::size_t last_pass_of_chunk(const PipelineSchedule& schedule, int stage, int chunk) {
+  const auto& list = schedule.passes[static_cast<std::size_t>(stage)];
+  const PassKind k = schedule.splits_weight_gradient ? PassKind::weight : PassKind::backward;
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (list[i].kind == k && list[i].chunk == chunk) last = i;
+  return last;
+}
+
+std::vector<std::array<std::size_t, 2>> first_passes_of_chunks(const PipelineSchedule& schedule, int stage) {
+  const auto& list = schedule.passes[static_cast<std::size_t>(stage)];
+  std::vector<std::array<std::size_t, 2>> out(static_cast<std::size_t>(schedule.chunks), {list.size(), list.size()});
+  for (std::size_t i = list.size(); i-- > 0;)
+    if (list[i].kind != PassKind::weight) out[static_cast<std::size_t>(list[i].chunk)][list[i].kind == PassKind::forward ? 0 : 1] = i;
+  return out;
+}
+
+std::size_t last_backward_index(const PipelineSchedule& schedule, int stage) {
+  const auto& list = schedule.passes[static_cast<std::size_t>(stage)];
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (list[i].kind != PassKind::forward) last = i;
+  return last;
+}
+
 }  // namespace stepsim::plan

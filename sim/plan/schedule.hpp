@@ -17,6 +17,7 @@
 //   and the deferred ones end the step. Same activation memory as 1F1B; bubble (p−1)(T_F+T_B−T_W).
 #pragma once
 
+#include <array>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +66,14 @@ struct PassDependency {
 /// stage come in the order its sends are issued. The task builder, ideal_makespan and the
 /// bubble lesson all read it.
 std::vector<PassDependency> pass_dependencies(const PipelineSchedule& schedule);
+
+/// Where a stage's passes of one chunk start and end in its pass list: the index of the chunk's
+/// last pass that finishes its gradients (W where the schedule splits them, else B), and of each
+/// chunk's first forward and first backward ({F, B} per chunk; the list's size where none).
+std::size_t last_pass_of_chunk(const PipelineSchedule& schedule, int stage, int chunk);
+std::vector<std::array<std::size_t, 2>> first_passes_of_chunks(const PipelineSchedule& schedule, int stage);
+/// The index of the stage's last pass that is not a forward.
+std::size_t last_backward_index(const PipelineSchedule& schedule, int stage);
 
 /// The textbook bubble: the time each stage idles in one step when every F takes t_f, B t_b and
 /// W t_w (t_w = 0 unless the schedule splits W off B) and communication is free. GPipe and 1F1B

@@ -30,7 +30,7 @@ class StageEmitter {
  public:
   StageEmitter(Build& b, int stage) : b_(b), stage_(stage), groups_(b.stage_tp_groups(stage)) {
     for (int r : all_) b.passes[r].resize(b.in.schedule.passes[stage].size());
-    final_backward_ = last_backward_index();
+    final_backward_ = last_backward_index(b_.in.schedule, stage_);
   }
 
   void emit(std::size_t index, const Pass& pass) {
@@ -393,33 +393,10 @@ class StageEmitter {
     for (int r : all_) b_.grad_ready[r][stage_layer(layer)] = tail_[r];
   }
 
-  std::size_t last_pass_of_chunk(int chunk) const {
-    const auto& list = b_.in.schedule.passes[stage_];
-    const PassKind k = b_.in.schedule.splits_weight_gradient ? PassKind::weight : PassKind::backward;
-    std::size_t last = 0;
-    for (std::size_t i = 0; i < list.size(); ++i)
-      if (list[i].kind == k && list[i].chunk == chunk) last = i;
-    return last;
-  }
-
-  // Looked up per layer, so found once per chunk (first_passes()).
+  std::size_t last_pass_of_chunk(int chunk) const { return plan::last_pass_of_chunk(b_.in.schedule, stage_, chunk); }
+  // Looked up per layer, so found once per chunk (first_passes_of_chunks).
   std::size_t first_pass_of_chunk(PassKind kind, int chunk) const {
     return first_passes_[static_cast<std::size_t>(chunk)][kind == PassKind::forward ? 0 : 1];
-  }
-  std::vector<std::array<std::size_t, 2>> first_passes() const {
-    const auto& list = b_.in.schedule.passes[stage_];
-    std::vector<std::array<std::size_t, 2>> out(static_cast<std::size_t>(b_.in.schedule.chunks), {list.size(), list.size()});
-    for (std::size_t i = list.size(); i-- > 0;)
-      if (list[i].kind != PassKind::weight) out[static_cast<std::size_t>(list[i].chunk)][list[i].kind == PassKind::forward ? 0 : 1] = i;
-    return out;
-  }
-
-  std::size_t last_backward_index() const {
-    const auto& list = b_.in.schedule.passes[stage_];
-    std::size_t last = 0;
-    for (std::size_t i = 0; i < list.size(); ++i)
-      if (list[i].kind != PassKind::forward) last = i;
-    return last;
   }
 
   std::vector<std::vector<int>> global_tp_groups() const {
@@ -439,7 +416,8 @@ class StageEmitter {
   HostThread host_{b_};
   StageDpCollectives dp_{b_, stage_, groups_, tail_};
   std::size_t index_ = 0, final_backward_ = 0;
-  std::vector<std::array<std::size_t, 2>> first_passes_ = first_passes();  // per chunk: first forward, first backward
+  // per chunk: first forward, first backward
+  std::vector<std::array<std::size_t, 2>> first_passes_ = first_passes_of_chunks(b_.in.schedule, stage_);
   Pass pass_;
   int vstage_ = 0;
   std::map<std::pair<int, int>, FusedPass> fused_cache_;
