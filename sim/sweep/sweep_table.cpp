@@ -21,7 +21,7 @@ std::string memory(const plan::StepResult& r) {
          report::gibibytes(static_cast<double>(r.memory_capacity_bytes));
 }
 
-std::vector<std::string> row(std::size_t rank, const plan::StepResult& r, bool with_ep, bool with_cp) {
+std::vector<std::string> row(std::size_t rank, const plan::StepResult& r, bool with_ep, bool with_cp, bool with_offload) {
   std::vector<std::string> cells{std::to_string(rank),
           r.name,
           report::with_thousands(r.tokens_per_s),
@@ -38,6 +38,7 @@ std::vector<std::string> row(std::size_t rank, const plan::StepResult& r, bool w
           share(r.sync_stall_s, r),
           share(r.host_bound_s, r),
           memory(r)};
+  if (with_offload) cells.insert(cells.begin() + 15, share(r.offload_s, r));
   if (with_cp) cells.insert(cells.begin() + 13, share(r.exposed_comm_s.cp, r));
   if (with_ep) cells.insert(cells.begin() + 13, share(r.exposed_comm_s.ep, r));
   return cells;
@@ -62,23 +63,27 @@ std::string clock(double seconds) {
 std::string format_ranking(const SweepOutcome& outcome, std::size_t top) {
   const auto order = ranking(outcome);
   if (order.empty()) return "no plan fits in memory\n";
-  // The EP and CP columns only when a plan has that dimension, as in the comparison table.
+  // The EP, CP and offload columns only when a plan has that dimension, as in the comparison table.
   const bool with_ep = std::any_of(outcome.results.begin(), outcome.results.end(),
                                    [](const PlanResult& p) { return p.result.ep > 1; });
   const bool with_cp = std::any_of(outcome.results.begin(), outcome.results.end(),
                                    [](const PlanResult& p) { return p.result.cp > 1; });
+  const bool with_offload = std::any_of(outcome.results.begin(), outcome.results.end(),
+                                        [](const PlanResult& p) { return p.result.offload_optimizer; });
   std::vector<std::string> header{"#",       "plan",    "tokens/s", "step",      "TFLOP/s/GPU", "MFU",  "HFU", "m",
                                   "bubble",  "TP comm", "PP comm",  "DP comm",   "ZeRO comm",   "stalls", "host",
                                   "peak memory"};
+  if (with_offload) header.insert(header.begin() + 15, "offload");
   if (with_cp) header.insert(header.begin() + 13, "CP comm");
   if (with_ep) header.insert(header.begin() + 13, "EP comm");
   std::vector<Align> align(header.size(), Align::right);
   align[1] = Align::left;
   report::TextTable table(header, align);
-  for (std::size_t i = 0; i < order.size() && i < top; ++i) table.add_row(row(i + 1, outcome.results[order[i]].result, with_ep, with_cp));
+  for (std::size_t i = 0; i < order.size() && i < top; ++i) table.add_row(row(i + 1, outcome.results[order[i]].result, with_ep, with_cp, with_offload));
   return table.render() +
          "comm and stalls: exposed time as a share of the step; host: GPU idle while its host thread issues "
-         "kernels; m: microbatches per step; ranked by tokens/s\n";
+         "kernels;" + std::string(with_offload ? " offload: GPU idle while ZeRO-Offload copies or the CPU steps;" : "") +
+         " m: microbatches per step; ranked by tokens/s\n";
 }
 
 std::string format_counts(const SweepOutcome& o) {

@@ -110,4 +110,17 @@ run_stepsim advise --hardware rtx4090 --gpus 2 --model megatron-3.6b --seq 2048 
 expect_stdout_contains '"best":null' "advise JSON: nothing fits on the GPUs alone"
 expect_stdout_contains '"best_offload":{"name":"deepspeed-tp1-' "advise JSON names the best offloaded plan"
 
+# A sweep that offloads the optimizer shows the GPUs' wait for it in its own column.
+cat > "$WORK_DIR/offload.yaml" <<'YAML'
+name: offload sweep
+hardware: {preset: rtx4090, gpus: 2}
+model: megatron-3.6b
+training: {seq_len: 2048, global_batch: 16}
+sweep: {framework: [deepspeed], offload_optimizer: [true], zero_stage: [3], tp: [1], pp: [1], micro_batch: [1], recompute: [full]}
+YAML
+run_stepsim sweep "$WORK_DIR/offload.yaml"
+expect_status 0 "a sweep of offloaded plans"
+expect_stdout_contains "deepspeed-tp1-pp1-dp2-z3-offload-mb1-full" "the offloaded plan's name"
+expect_stdout_contains "offload: GPU idle while ZeRO-Offload copies or the CPU steps" "the offload column is explained"
+
 finish
