@@ -18,10 +18,10 @@ constexpr int kLabelWidth = 170;
 constexpr int kRowHeight = 26;
 
 // Colour-blind-safe palette, one per part: Okabe & Ito's eight ("Color Universal Design"; grey for
-// their black, so text on it stays readable), then Paul Tol's wine and teal ("muted" scheme).
+// their black, so text on it stays readable), then Paul Tol's wine, teal and indigo ("muted" scheme).
 const char* colour(std::size_t i) {
   static const char* kColours[] = {"#0072B2", "#E69F00", "#56B4E9", "#009E73", "#F0E442",
-                                   "#D55E00", "#CC79A7", "#999999", "#882255", "#44AA99"};
+                                   "#D55E00", "#CC79A7", "#999999", "#882255", "#44AA99", "#332288"};
   return kColours[i % std::size(kColours)];
 }
 
@@ -40,7 +40,8 @@ std::vector<Part> step_parts(const plan::StepResult& r) {
   static const std::vector<std::string> kOrder{"pipeline bubbles", "exposed TP communication", "exposed pipeline send/recv",
                                                "exposed DP gradient reduction", "exposed ZeRO gathers and scatters",
                                                "exposed expert all-to-all", "exposed ring-attention K/V exchange",
-                                               "sync stalls waiting for slower peers", "GPU idle while the host issues kernels"};
+                                               "sync stalls waiting for slower peers", "GPU idle while the host issues kernels",
+                                               "GPU idle while the optimizer is offloaded (PCIe copies, CPU step)"};
   const auto losses = losses_of(r);
   std::vector<Part> parts{{"compute", 0}};
   double lost = 0;
@@ -293,7 +294,7 @@ std::string render_html_report(const std::string& title, const std::vector<plan:
   legend(out, {"compute", "pipeline bubbles", "exposed TP communication", "exposed pipeline send/recv",
                "exposed DP gradient reduction", "exposed ZeRO gathers and scatters", "exposed expert all-to-all",
                "exposed ring-attention K/V exchange", "sync stalls waiting for slower peers",
-               "GPU idle while the host issues kernels"});
+               "GPU idle while the host issues kernels", "GPU idle while the optimizer is offloaded (PCIe copies, CPU step)"});
   step_bars(out, results);
   out << "<h2>Memory at the peak</h2>\n";
   legend(out, {"parameters", "gradients", "optimizer states", "activations", "gathered parameters", "buffers", "reserve"});

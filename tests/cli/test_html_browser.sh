@@ -27,10 +27,10 @@ checks=$((checks + 1))
 run_stepsim run "$scenario" --json -
 expect_step_times dom.html "$out" tp2-pp2 zero3-dp4
 for name in tp2-pp2 zero3-dp4; do
-  # Compute and the nine losses (sim/report losses_of), one rect each, per plan.
+  # Compute and the ten losses (sim/report losses_of), one rect each, per plan.
   parts=$(grep -o "<rect[^>]*data-plan=\"$name\" data-part=\"[^\"]*\" data-seconds" dom.html | wc -l)
   checks=$((checks + 1))
-  [ "$parts" = 10 ] || fail "expected 10 step parts for $name in the rendered page, found $parts"
+  [ "$parts" = 11 ] || fail "expected 11 step parts for $name in the rendered page, found $parts"
 done
 
 # A sweep's page too: every plan of a narrowed sweep a point, no console message.

@@ -34,6 +34,7 @@ TEST_CASE("the report plots each plan's step and memory as the result has them")
   auto a = testing::synthetic_pipeline(shape);
   a.name = "a";
   a.bubble_fraction = 0.25, a.exposed_comm_s.tp = 0.1 * a.step_time_s, a.host_bound_s = 0.05 * a.step_time_s;
+  a.offload_optimizer = true, a.offload_s = 0.08 * a.step_time_s;
   a.memory_at_peak = {.parameters = 2LL << 30, .gradients = 1LL << 30, .activations = 3LL << 30};
   auto b = a;
   b.name = "b<&>";  // escaped everywhere
@@ -41,11 +42,13 @@ TEST_CASE("the report plots each plan's step and memory as the result has them")
   const std::string html = render_html_report("title & more", {a, b});
 
   const auto steps = plotted(html, "data-seconds");
-  // Compute is 1 − 0.25 − 0.10 − 0.05 = 0.60 of the step; the parts add up to the step.
-  CHECK(steps.at({"a", "compute"}) == doctest::Approx(0.60 * a.step_time_s).epsilon(1e-5));
+  // Compute is 1 − 0.25 − 0.10 − 0.05 − 0.08 = 0.52 of the step; the parts add up to the step.
+  CHECK(steps.at({"a", "compute"}) == doctest::Approx(0.52 * a.step_time_s).epsilon(1e-5));
   CHECK(steps.at({"a", "pipeline bubbles"}) == doctest::Approx(0.25 * a.step_time_s).epsilon(1e-5));
   CHECK(steps.at({"a", "exposed TP communication"}) == doctest::Approx(0.10 * a.step_time_s).epsilon(1e-5));
   CHECK(steps.at({"a", "GPU idle while the host issues kernels"}) == doctest::Approx(0.05 * a.step_time_s).epsilon(1e-5));
+  CHECK(steps.at({"a", "GPU idle while the optimizer is offloaded (PCIe copies, CPU step)"}) ==
+        doctest::Approx(0.08 * a.step_time_s).epsilon(1e-5));
   double sum = 0;
   for (const auto& [key, seconds] : steps)
     if (key.first == "a") sum += seconds;
