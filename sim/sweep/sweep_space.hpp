@@ -8,7 +8,8 @@
 //   tp            divisors of the GPUs per server (of all GPUs with allow_tp_across_servers)
 //   pp            divisors of GPUs / tp (dp = GPUs / (tp·pp))
 //   zero_stage    0–3 with pp = 1, 0–1 with pp > 1 (DeepSpeed has no ZeRO-2/3 with pipelines);
-//                 only 0 when dp = 1 (there is nothing to shard over)
+//                 only 0 when dp = 1 (there is nothing to shard over), unless the stage
+//                 carries ZeRO-Offload (offload listed true)
 //   micro_batch   powers of two up to max_micro_batch while micro_batch·dp divides the global
 //                 batch (at least one microbatch per step)
 //   schedule      1f1b when pp = 1 (a single stage has no schedule); gpipe, 1f1b, interleaved,
