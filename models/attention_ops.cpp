@@ -13,6 +13,11 @@ struct Qkvo {
   double q, k, v, o;
 };
 
+// Selective recompute re-runs the attention core unless its modules leave core_attn out.
+bool core_attention_recomputed(const LayerShape& shape) {
+  return shape.recompute == Recompute::selective && shape.recompute_modules.core_attn;
+}
+
 Qkvo qkvo(const Dims& x) {
   const double t = static_cast<double>(x.tokens) * x.e;
   return {t * static_cast<double>(x.q_heads * x.d), t * static_cast<double>(x.kv_heads * x.d),
@@ -47,7 +52,7 @@ void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerSha
     // Keeps Q, K, V (6sbh/t for MHA); O is out_proj's stored input; no s² term (Korthikanti).
     // Ring attention keeps only the rank's own chunk: backward circulates K/V again.
     op.activation_bytes = step == 0 ? to_bytes(t.q + t.k + t.v) : 0;
-    op.recompute = shape.recompute == Recompute::selective;  // Megatron checkpoints core attention
+    op.recompute = core_attention_recomputed(shape);
     // A ring step adds the softmax-statistics correction of the partial output
     // (TransformerEngine's flash_attn_fwd_softmax_lse_correction) and, backward, the
     // accumulation of the chunk's dK/dV.
@@ -94,7 +99,7 @@ OpCost softmax_op(const Dims& x, double scores, bool keep) {
 void add_unfused_attention(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
   const Qkvo t = qkvo(x);
   const double scores = static_cast<double>(x.b * x.q_heads) * static_cast<double>(x.s * x.s);
-  const bool selective = shape.recompute == Recompute::selective;
+  const bool selective = core_attention_recomputed(shape);
   auto bmm = [&](std::string name, GemmShape g, double fwd_bytes, double bwd_bytes, double stored) {
     OpCost op;
     op.name = std::move(name);

@@ -1,6 +1,7 @@
 #include "models/layer_ops.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "models/op_builders.hpp"
@@ -14,6 +15,28 @@ const char* to_string(Recompute r) {
     case Recompute::full: return "full";
   }
   return "?";
+}
+
+namespace {
+// Each module's flag beside its Megatron-Core name, the one place the names are spelled.
+template <typename Modules>
+auto module_flags(Modules& m) {
+  return std::array{std::pair{&m.core_attn, std::string_view("core_attn")}, std::pair{&m.layernorm, std::string_view("layernorm")},
+                    std::pair{&m.moe_act, std::string_view("moe_act")}, std::pair{&m.mla_up_proj, std::string_view("mla_up_proj")}};
+}
+}  // namespace
+
+std::string to_string(const RecomputeModules& m) {
+  std::string out;
+  for (const auto& [on, name] : module_flags(m))
+    if (*on) out += (out.empty() ? "" : "+") + std::string(name);
+  return out;
+}
+
+bool add_recompute_module(RecomputeModules& m, std::string_view name) {
+  for (const auto& [flag, known] : module_flags(m))
+    if (name == known) return *flag = true;
+  return false;
 }
 
 const char* to_string(OpKind k) {
@@ -66,6 +89,33 @@ int framework_calls(const std::string& name) {
   return 1;
 }
 
+// Selective recompute's output-discarding modules (Megatron-Core's CheckpointWithoutOutput in
+// transformer_layer.py, experts.py, multi_latent_attention.py): each module's ops re-run in
+// backward and its output is freed once consumed. The op after each norm keeps the norm's output
+// as its saved input (qkv, q_down or kv_down, mlp_up, router), as expert_down keeps the
+// activation's; the attention core keeps the up projections' queries, keys and values.
+void discard_module_outputs(std::vector<OpCost>& ops, const ModelSpec& m, const LayerShape& shape) {
+  if (shape.recompute != Recompute::selective) return;
+  const RecomputeModules& modules = shape.recompute_modules;
+  auto rerun_and_free_output = [&ops](const std::string& name) {
+    for (std::size_t i = 0; i + 1 < ops.size(); ++i)
+      if (ops[i].name == name) {
+        ops[i].recompute = true;
+        ops[i + 1].activation_bytes = 0;
+      }
+  };
+  if (modules.layernorm) {
+    rerun_and_free_output("input_norm");
+    rerun_and_free_output("post_attn_norm");
+  }
+  if (modules.moe_act) rerun_and_free_output("expert_" + std::string(to_string(m.activation)));
+  if (modules.mla_up_proj)
+    for (auto& op : ops) {
+      if (op.name == "q_up" || op.name == "q_proj" || op.name == "kv_up" || op.name == "rotary") op.recompute = true;
+      if (op.name == "attention") op.activation_bytes = 0;
+    }
+}
+
 std::vector<OpCost> with_host_calls(std::vector<OpCost> ops) {
   for (auto& op : ops) op.fwd_host_calls = framework_calls(op.name);
   return ops;
@@ -88,6 +138,7 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
   ops.push_back(detail::dropout_add_op("mlp_residual", x));
   // Row-parallel biases (out_proj, mlp_down: n = h) are replicated, column-parallel ones split;
   // matmul() counts n biases either way, which is right for both.
+  discard_module_outputs(ops, m, shape);
   if (shape.recompute == Recompute::full) {
     // Korthikanti et al. 2022 §4: full recompute keeps only the layer input (2sbh, /t with SP).
     for (auto& op : ops) {
@@ -153,8 +204,11 @@ void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep
   ops.push_back(memory_op("router_topk", scores * (x.e + 4 + 4), scores * (4 + 4 + x.e), to_bytes(4 * scores), 2));
   const double input = static_cast<double>(x.tokens) * h_bytes;
   if (moe.shared_ffn > 0) {
-    add_mlp_ops(ops, m, x, "shared", 1, x.tokens, moe.shared_ffn / x.tp, input);
-    if (moe.shared_gate) ops.push_back(matmul("shared_gate", {1, x.tokens, 1, x.h}, x.e, false, to_bytes(input)));
+    // The shared expert reads the layer's norm output, the tensor the router already keeps (under
+    // SP its column-parallel linear saves the rank's own s/t tokens and gathers them again in
+    // backward, as every Megatron linear does): it keeps nothing of its own.
+    add_mlp_ops(ops, m, x, "shared", 1, x.tokens, moe.shared_ffn / x.tp, 0);
+    if (moe.shared_gate) ops.push_back(matmul("shared_gate", {1, x.tokens, 1, x.h}, x.e, false, 0));
   }
   // What this rank permutes and unpermutes: all T tokens' k copies after the TP gather without
   // EP; its own (s/t under SP) tokens' copies before the all-to-all with it.

@@ -18,16 +18,34 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/model_spec.hpp"
 
 namespace stepsim::models {
 
-/// What is re-run in backward: none; selective = the attention core (Korthikanti et al. 2022);
-/// full = the whole layer, keeping only its input.
+/// What is re-run in backward: none; selective = the modules RecomputeModules names (by default
+/// the attention core, Korthikanti et al. 2022); full = the whole layer, keeping only its input.
 enum class Recompute { none, selective, full };
 const char* to_string(Recompute r);
+
+/// The parts of a layer selective recompute re-runs: Megatron-Core's --recompute-modules
+/// (megatron/core/transformer/transformer_config.py, default ["core_attn"]). core_attn is
+/// checkpointed as a function of its inputs; the others discard a module's output once the op
+/// after it has consumed it and re-create it before that op's backward (CheckpointWithoutOutput),
+/// so the memory saved is what that next op kept.
+struct RecomputeModules {
+  bool core_attn = true;     ///< scores, softmax, dropout and context (or the fused attention)
+  bool layernorm = false;    ///< the input and pre-MLP norms: their outputs
+  bool moe_act = false;      ///< the routed experts' activation: its output, expert_down's input
+  bool mla_up_proj = false;  ///< latent attention's up projections and rotary: queries, keys, values
+  auto operator<=>(const RecomputeModules&) const = default;
+};
+/// "core_attn", "layernorm", … joined by "+", in the order above.
+std::string to_string(const RecomputeModules& m);
+/// Turns on the module Megatron-Core names `name` and returns true; false for any other text.
+bool add_recompute_module(RecomputeModules& m, std::string_view name);
 
 /// FP8 training as NVIDIA Transformer Engine runs it (models/fp8_ops.cpp): the layers' linear
 /// GEMMs in FP8 with the scaling recipe named, everything else in 16-bit.
@@ -60,6 +78,7 @@ struct LayerShape {
   int tp = 1;                       ///< t, tensor-parallel ranks sharing the layer
   bool sequence_parallel = false;   ///< norms/dropouts on s/t tokens (Korthikanti et al.)
   Recompute recompute = Recompute::none;
+  RecomputeModules recompute_modules{};  ///< what `selective` re-runs
   bool flash_attention = true;      ///< fused attention core; false = Megatron's unfused path
   bool cudnn_attention = false;     ///< the fused core is cuDNN's (GpuSpec::cudnn_attention_*)
   /// Flash attention skips the masked upper half of the causal score matrix (FlashAttention-2

@@ -58,10 +58,14 @@ const std::set<std::string> kNoEffect{
     "master_port", "master-port", "rdzv_id", "rdzv_backend", "rdzv_endpoint", "rdzv-id", "rdzv-backend",
     "rdzv-endpoint", "standalone", "max_restarts", "max-restarts", "redirects", "tee", "log_dir", "log-dir"};
 
+// A flag taking several words (argparse nargs='*'): its words up to the next flag.
+const std::set<std::string> kListed{"recompute-modules"};
+
 struct Arg {
   std::string name;
   SourcePos pos;
   std::optional<ShellWord> value;
+  std::vector<ShellWord> list;  ///< the words of a kListed flag
 };
 
 class MegatronArgsReader {
@@ -113,6 +117,10 @@ class MegatronArgsReader {
         a.value = v;
       } else if (kValued.count(a.name) && i + 1 < words.size() && words[i + 1].text.compare(0, 2, "--") != 0) {
         a.value = words[++i];
+      } else if (kListed.count(a.name)) {
+        while (i + 1 < words.size() && !words[i + 1].text.empty() &&
+               words[i + 1].text.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos)
+          a.list.push_back(words[++i]);
       }
       if (kValued.count(a.name) && !a.value)
         fail(a.pos, a.name, "expected a value after --" + a.name + ", found none");
@@ -389,6 +397,7 @@ class MegatronArgsReader {
         fail(at("recompute-granularity").value->pos(), "recompute-granularity", "expected full or selective, found '" + g + "'");
       }
     }
+    if (has("recompute-modules")) read_recompute_modules(at("recompute-modules"));
     // TransformerEngine (the default --transformer-impl) fuses attention; the local
     // implementation does only with --use-flash-attn; --attention-backend says it outright.
     const bool local = has("transformer-impl") && text(at("transformer-impl")) == "local";
@@ -399,9 +408,25 @@ class MegatronArgsReader {
     }
   }
 
+  // --recompute-modules (Megatron-Core: read under --recompute-granularity selective only).
+  void read_recompute_modules(const Arg& a) {
+    if (s_.recompute != Recompute::selective)
+      return note(a, "read with --recompute-granularity selective only; these arguments say " +
+                         std::string(to_string(s_.recompute)));
+    if (a.list.empty()) fail(a.pos, a.name, "expected module names such as core_attn moe_act, found none");
+    s_.recompute_modules = {.core_attn = false};
+    s_.where.recompute_modules = a.pos;
+    for (const ShellWord& w : a.list)
+      if (const std::string why = recompute_module_refused(w.text); !why.empty())
+        notes_.emplace_back(w.pos(), "--recompute-modules " + w.text + ": " + why + "; costed as kept");
+      else if (!models::add_recompute_module(s_.recompute_modules, w.text))
+        fail(w.pos(), a.name, "expected core_attn, layernorm, moe_act, mla_up_proj, mlp, moe or shared_experts, found '" +
+                                  w.text + "'");
+  }
+
   void note_the_rest() {
     for (const Arg& a : args_) {
-      if (kValued.count(a.name) || kSwitches.count(a.name) || kNoEffect.count(a.name)) continue;
+      if (kValued.count(a.name) || kSwitches.count(a.name) || kListed.count(a.name) || kNoEffect.count(a.name)) continue;
       if (a.name == "rampup-batch-size") note(a, "the batch ramp-up is not modelled: every step is costed at the global batch");
       else note(a, "not a Megatron-LM argument stepsim knows; not modelled");
     }
@@ -429,7 +454,8 @@ const std::vector<std::string>& megatron_args_sets() {
   static const std::vector<std::string> keys{
       "tp",          "pp",          "v",           "schedule",          "micro_batch",     "sequence_parallel",
       "recompute",   "dp_overlap",  "dp_bucket_size", "flash_attention", "distributed_optimizer", "tp_comm_overlap",
-      "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "zero_stage", "ep", "etp", "moe_deepep"};
+      "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "zero_stage", "ep", "etp", "moe_deepep",
+      "recompute_modules"};
   return keys;
 }
 

@@ -96,6 +96,28 @@ void read_parallel_sizes(const Field& f, Strategy& s) {
   if (auto x = f.optional("v")) { s.v = read_int(*x, 1, 1024); s.where.v = x->pos(); }
 }
 
+// Megatron-Core's --recompute-modules under --recompute-granularity selective; the modules whose
+// checkpoint re-runs communication are refused rather than costed without it.
+void read_recompute_modules(const Field& x, const Field& strategy, Strategy& s) {
+  if (s.framework != Framework::megatron_core)
+    x.fail("recompute_modules is Megatron-Core's --recompute-modules: it needs framework: megatron-core in this strategy");
+  if (strategy.has("recompute") && s.recompute != Recompute::selective)
+    x.fail(std::string("recompute_modules chooses what selective recompute re-runs: it needs recompute: selective, found recompute: ") +
+           to_string(s.recompute));
+  if (!x.is_sequence() || x.items().empty())
+    x.fail("expected a list of modules such as [core_attn, layernorm, moe_act, mla_up_proj], found " + x.found());
+  s.recompute = Recompute::selective;
+  s.recompute_modules = {.core_attn = false};
+  s.where.recompute_modules = x.pos();
+  for (const Field& item : x.items()) {
+    const std::string name =
+        item.as_choice({"core_attn", "layernorm", "moe_act", "mla_up_proj", "mlp", "moe", "shared_experts"});
+    if (const std::string why = recompute_module_refused(name); !why.empty())
+      item.fail(why + "; the modules costed are core_attn, layernorm, moe_act and mla_up_proj");
+    models::add_recompute_module(s.recompute_modules, name);
+  }
+}
+
 Strategy read_strategy(const Field& f, int index) {
   f.check_keys({"name", "tp", "pp", "dp", "ep", "etp", "cp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
                 "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
@@ -103,7 +125,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "zero3_list_collectives", "offload_optimizer", "offload_param", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
                 "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
-                "precision", "fp8_recipe"});
+                "precision", "fp8_recipe", "recompute_modules"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -137,6 +159,7 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("recompute")) {
     s.recompute = read_recompute(*x);
   }
+  if (auto x = f.optional("recompute_modules")) read_recompute_modules(*x, f, s);
   if (auto x = f.optional("dp_bucket_size")) {
     s.dp_bucket_bytes = x->as_bytes();
     s.dp_bucket_params = 0;

@@ -182,6 +182,12 @@ std::optional<Recompute> recompute_named(std::string_view name) {
   return std::nullopt;
 }
 
+std::string recompute_module_refused(std::string_view name) {
+  if (name != "mlp" && name != "moe" && name != "shared_experts") return "";
+  return "recomputing " + std::string(name) + " re-runs the communication inside it (" +
+         (name == "moe" ? "the token dispatch" : "its tensor-parallel gathers") + "), which is not modelled";
+}
+
 std::optional<Framework> framework_named(std::string_view name) {
   for (Framework f : {Framework::generic, Framework::deepspeed, Framework::megatron_core, Framework::fsdp})
     if (name == to_string(f)) return f;

@@ -27,6 +27,9 @@ void fill_context(const Build& b, StepResult& r) {
   r.v = b.in.schedule.chunks;
   r.schedule = to_string(b.in.st.schedule);
   r.recompute = to_string(b.in.st.recompute);
+  // Selective recompute names its modules where they are not Megatron's default core_attn.
+  if (b.in.st.recompute == Recompute::selective && b.in.st.recompute_modules != models::RecomputeModules{})
+    r.recompute += " (" + models::to_string(b.in.st.recompute_modules) + ")";
   r.sequence_parallel = b.in.cost_in.shape.sequence_parallel;
   r.symmetric = b.in.symmetric;
 }

@@ -45,11 +45,15 @@ std::optional<ScheduleKind> schedule_named(std::string_view name);
 std::optional<Recompute> recompute_named(std::string_view name);
 std::optional<Framework> framework_named(std::string_view name);
 std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
+/// Why a module Megatron-Core's --recompute-modules accepts is not costed: mlp, shared_experts and
+/// moe re-run the communication inside them (TP gathers, the token dispatch), which the plan does
+/// not place again. Empty for any other name.
+std::string recompute_module_refused(std::string_view name);
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
   config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
-      tp_comm_overlap, overlap_param_gather, precision, offload_optimizer, offload_param;
+      tp_comm_overlap, overlap_param_gather, precision, offload_optimizer, offload_param, recompute_modules;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -83,6 +87,8 @@ struct Strategy {
   int v = 1;                          ///< model chunks per stage (interleaved only)
   bool sequence_parallel = false;     ///< Korthikanti et al.: TP all-reduce -> all-gather + reduce-scatter
   Recompute recompute = Recompute::none;
+  /// What `selective` re-runs: Megatron-Core's --recompute-modules (default core_attn).
+  models::RecomputeModules recompute_modules;
   /// PyTorch DDP default bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel docs).
   std::int64_t dp_bucket_bytes = 25'000'000;
   /// The bucket in parameters, as Megatron-Core counts it (--ddp-bucket-size); 0 = dp_bucket_bytes.

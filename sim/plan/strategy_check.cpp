@@ -80,6 +80,22 @@ void check_experts(const Scenario& sc, const Strategy& s) {
                               "requires it for MoE with TP)");
 }
 
+// Modules a layer of this model has (RecomputeModules): routed experts' activation, latent
+// attention's up projections, which Megatron-Core re-runs into TransformerEngine's fused attention.
+void check_recompute_modules(const Scenario& sc, const Strategy& s) {
+  const models::RecomputeModules& m = s.recompute_modules;
+  if (m.moe_act && !sc.model.moe.enabled())
+    fail(s.where.recompute_modules, s, "recompute_modules", "moe_act re-runs the routed experts' activation; " +
+                                                                sc.model.name + " has no experts");
+  if (m.mla_up_proj && !sc.model.mla.enabled())
+    fail(s.where.recompute_modules, s, "recompute_modules", "mla_up_proj re-runs latent attention's up projections; " +
+                                                                sc.model.name + " has no latent attention");
+  if (m.mla_up_proj && !s.flash_attention)
+    fail(s.where.recompute_modules, s, "recompute_modules",
+         "mla_up_proj re-creates the queries, keys and values TransformerEngine's fused attention keeps; it needs "
+         "flash_attention: true, found flash_attention: false");
+}
+
 // Context parallelism as Megatron-Core runs it: TransformerEngine's ring attention (its fused
 // attention only), the sequence cut into 2·cp chunks for the causal load balance
 // (get_batch_on_this_cp_rank). Not modelled with it: expert parallelism (Megatron-Core carves EP
@@ -237,6 +253,7 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   Strategy s = strategy;
   check_sizes(scenario, s);
   check_experts(scenario, s);
+  check_recompute_modules(scenario, s);
   check_context(scenario, s);
   check_pipeline(scenario, s);
   check_tp_placement(scenario, s);

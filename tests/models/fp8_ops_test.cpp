@@ -6,16 +6,12 @@
 #include "models/layer_ops.hpp"
 #include "models/model_yaml.hpp"
 #include "tests/models/a100_spec.hpp"
+#include "tests/models/op_lookup.hpp"
 
 namespace stepsim::models {
 namespace {
 
-const OpCost& op_named(const std::vector<OpCost>& ops, const std::string& name) {
-  for (const auto& op : ops)
-    if (op.name == name) return op;
-  FAIL("no op " << name);
-  return ops.front();
-}
+using testing::op_named;
 
 bool has_op(const std::vector<OpCost>& ops, const std::string& name) {
   for (const auto& op : ops)

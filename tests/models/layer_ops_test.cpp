@@ -4,6 +4,7 @@
 #include "models/layer_ops.hpp"
 #include "models/memory.hpp"
 #include "models/model_yaml.hpp"
+#include "tests/models/op_lookup.hpp"
 
 namespace stepsim::models {
 namespace {
@@ -243,12 +244,7 @@ TEST_CASE("parameters per TP rank: matrices split, norms and row-parallel biases
   CHECK(sum_ops(layer_ops(m, {.tp = 8})).params == params_per_layer_per_rank(m, 8));
 }
 
-const OpCost& op_named(const std::vector<OpCost>& ops, const std::string& name) {
-  for (const auto& op : ops)
-    if (op.name == name) return op;
-  FAIL("no op " << name);
-  return ops.front();
-}
+using testing::op_named;
 
 int param_tensors(const std::vector<OpCost>& ops) {
   int n = 0;

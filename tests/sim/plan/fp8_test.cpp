@@ -25,14 +25,6 @@ strategies:
 )" + strategies;
 }
 
-std::string error_of(const std::string& yaml) {
-  try {
-    plan_test::scenario(yaml);
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 }  // namespace
 
@@ -75,7 +67,7 @@ TEST_CASE("FP8 parameters (fp8_param_gather): 1 byte each plus the transpose, no
   CHECK(static_cast<double>(params.memory_at_peak.fp8_weights) == doctest::Approx(fp8_params));
   CHECK(static_cast<double>(copies.memory_at_peak.parameters - params.memory_at_peak.parameters) == doctest::Approx(fp8_params));
   CHECK(params.peak_memory_bytes < copies.peak_memory_bytes);
-  CHECK(error_of(on_h100("  - {name: s, dp: 8, framework: megatron-core, fp8_param_gather: true}\n")).find(
+  CHECK(plan_test::read_error(on_h100("  - {name: s, dp: 8, framework: megatron-core, fp8_param_gather: true}\n")).find(
             "strategies[0].fp8_param_gather: FP8 parameters need precision: fp8, found precision: bf16") != std::string::npos);
 }
 
@@ -91,13 +83,13 @@ TEST_CASE("current (tensorwise) scaling reads every cast tensor once more: slowe
 
 TEST_CASE("FP8 where it cannot be is an error at its key") {
   // A100 has no FP8 tensor cores.
-  CHECK(error_of(plan_test::small_gpt("{name: s, dp: 8, precision: fp8}")) ==
+  CHECK(plan_test::read_error(plan_test::small_gpt("{name: s, dp: 8, precision: fp8}")) ==
         "test.yaml:6:33: strategies[0].precision: A100-SXM4-80GB has no fp8 tensor cores; expected precision bf16 or fp16");
-  CHECK(error_of(on_h100("  - {name: s, dp: 8, fp8_recipe: delayed}\n")).find(
+  CHECK(plan_test::read_error(on_h100("  - {name: s, dp: 8, fp8_recipe: delayed}\n")).find(
             "strategies[0].fp8_recipe: an FP8 scaling recipe needs precision: fp8, found precision: bf16") != std::string::npos);
-  CHECK(error_of(on_h100("  - {name: s, dp: 8}\n", ", fp8_recipe: tensorwise")).find(
+  CHECK(plan_test::read_error(on_h100("  - {name: s, dp: 8}\n", ", fp8_recipe: tensorwise")).find(
             "training.fp8_recipe: an FP8 scaling recipe needs precision: fp8") != std::string::npos);
-  CHECK(error_of(on_h100("  - {name: s, dp: 8, fp8_recipe: blockwise}\n", ", precision: fp8")).find(
+  CHECK(plan_test::read_error(on_h100("  - {name: s, dp: 8, fp8_recipe: blockwise}\n", ", precision: fp8")).find(
             "strategies[0].fp8_recipe: expected one of delayed, tensorwise") != std::string::npos);
 }
 

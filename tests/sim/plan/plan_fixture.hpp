@@ -34,6 +34,16 @@ strategies:
   - )" + strategy + "\n";
 }
 
+/// The message reading the scenario gives (a ConfigError), or "no error".
+inline std::string read_error(const std::string& yaml) {
+  try {
+    scenario(yaml);
+  } catch (const stepsim::config::ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 /// The message check_strategy gives the scenario's first strategy, or "no error".
 inline std::string strategy_error(const std::string& yaml) {
   const auto sc = scenario(yaml);
