@@ -203,13 +203,16 @@ def dgxc(r, gb200=False):
 def moe(r):
     """A measured MoE run on DGX H100 in BF16 (sources/README.md): Megatron-Core with whole experts
     and EP folded over TP x DP (etp 1), as NVIDIA's recipes run them, DeepEP where the row says so.
-    Module-level recompute (norms, activations, MLA up-projections) and DeepSeek's multi-token
-    prediction are not modelled: the plan recomputes nothing."""
+    The recompute column names Megatron-Core's --recompute-modules where the source states them
+    (recompute_modules); DeepSeek's multi-token prediction is not modelled."""
     gpus, tp, pp, vp, ep = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['vp']), int(r['ep'])
     strategy = {'name': 'recipe', 'tp': tp, 'pp': pp, 'dp': gpus // (tp * pp), 'ep': ep, 'etp': r['etp'],
                 'micro_batch': r['micro_batch'], 'schedule': 'interleaved' if vp > 1 else '1f1b',
                 'sequence_parallel': 'true' if tp > 1 else 'false', 'recompute': 'none',
                 'framework': 'megatron-core'}
+    if r['recompute_stated'] != 'not stated':
+        del strategy['recompute']
+        strategy['recompute_modules'] = '[' + ', '.join(r['recompute_stated'].split()) + ']'
     if vp > 1:
         strategy['v'] = vp
     if r['dispatcher'] == 'DeepEP':
