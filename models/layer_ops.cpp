@@ -18,7 +18,7 @@ const char* to_string(Recompute r) {
 }
 
 namespace {
-// Each module's flag beside its Megatron-Core name, the one place the names are spelled.
+// Each module's flag beside its Megatron-Core name.
 template <typename Modules>
 auto module_flags(Modules& m) {
   return std::array{std::pair{&m.core_attn, std::string_view("core_attn")}, std::pair{&m.layernorm, std::string_view("layernorm")},
@@ -90,30 +90,42 @@ int framework_calls(const std::string& name) {
 }
 
 // Selective recompute's output-discarding modules (Megatron-Core's CheckpointWithoutOutput in
-// transformer_layer.py, experts.py, multi_latent_attention.py): each module's ops re-run in
-// backward and its output is freed once consumed. The op after each norm keeps the norm's output
-// as its saved input (qkv, q_down or kv_down, mlp_up, router), as expert_down keeps the
-// activation's; the attention core keeps the up projections' queries, keys and values.
+// transformer_layer.py, experts.py, multi_latent_attention.py): the module's ops re-run in
+// backward, and the tensors its consumers saved of its output are freed. A norm is recomputed only
+// where it is a module of its own (not an IdentityOp): TransformerEngine's layer spec fuses the
+// input norm of standard attention into linear_qkv and a dense MLP's into linear_fc1
+// (LayerNormLinear), so those stay kept; latent attention's input norm and a MoE layer's pre-MLP
+// norm are TENorm. Latent attention's q/kv norms are fused into the up projections and re-run
+// with them.
 void discard_module_outputs(std::vector<OpCost>& ops, const ModelSpec& m, const LayerShape& shape) {
   if (shape.recompute != Recompute::selective) return;
   const RecomputeModules& modules = shape.recompute_modules;
-  auto rerun_and_free_output = [&ops](const std::string& name) {
-    for (std::size_t i = 0; i + 1 < ops.size(); ++i)
-      if (ops[i].name == name) {
-        ops[i].recompute = true;
-        ops[i + 1].activation_bytes = 0;
-      }
+  auto rerun = [&ops](std::initializer_list<std::string_view> names) {
+    for (auto& op : ops)
+      if (std::find(names.begin(), names.end(), op.name) != names.end()) op.recompute = true;
   };
-  if (modules.layernorm) {
-    rerun_and_free_output("input_norm");
-    rerun_and_free_output("post_attn_norm");
+  auto free_saved = [&ops](std::initializer_list<std::string_view> keepers) {
+    for (auto& op : ops)
+      if (std::find(keepers.begin(), keepers.end(), op.name) != keepers.end()) op.activation_bytes = 0;
+  };
+  const bool moe_layer = m.moe.enabled() && !shape.dense_mlp;
+  if (modules.layernorm && m.mla.enabled()) {
+    rerun({"input_norm"});
+    free_saved({"q_down", "kv_down"});
   }
-  if (modules.moe_act) rerun_and_free_output("expert_" + std::string(to_string(m.activation)));
-  if (modules.mla_up_proj)
-    for (auto& op : ops) {
-      if (op.name == "q_up" || op.name == "q_proj" || op.name == "kv_up" || op.name == "rotary") op.recompute = true;
-      if (op.name == "attention") op.activation_bytes = 0;
-    }
+  if (modules.layernorm && moe_layer) {
+    rerun({"post_attn_norm"});
+    free_saved({"router", "shared_up", "shared_gate"});
+  }
+  if (modules.moe_act && moe_layer) {
+    const std::string act = "expert_" + std::string(to_string(m.activation));
+    rerun({act});
+    free_saved({"expert_down"});
+  }
+  if (modules.mla_up_proj && m.mla.enabled()) {
+    rerun({"q_norm", "kv_norm", "q_up", "q_proj", "kv_up", "rotary"});
+    free_saved({"attention"});
+  }
 }
 
 std::vector<OpCost> with_host_calls(std::vector<OpCost> ops) {
@@ -136,9 +148,9 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
   add_mlp(ops, m, x, shape);
   if (m.sandwich_norm) ops.push_back(norm_op("mlp_out_norm", m, x));
   ops.push_back(detail::dropout_add_op("mlp_residual", x));
+  discard_module_outputs(ops, m, shape);
   // Row-parallel biases (out_proj, mlp_down: n = h) are replicated, column-parallel ones split;
   // matmul() counts n biases either way, which is right for both.
-  discard_module_outputs(ops, m, shape);
   if (shape.recompute == Recompute::full) {
     // Korthikanti et al. 2022 §4: full recompute keeps only the layer input (2sbh, /t with SP).
     for (auto& op : ops) {
@@ -181,7 +193,7 @@ void add_mlp_ops(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, co
 // the all-to-all sends them to the ranks of their experts, and with TP they are then gathered
 // over TP (sequence parallelism is required); the rank runs its E/ep experts on the rows that
 // arrive from the ep ranks, ep·T·k/E each, and the way back mirrors it.
-void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep) {
+void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep, bool fp8) {
   const MoeSpec& moe = m.moe;
   // Tokens an EP group gathers per rank: all T of its TP group (the TP all-gather after the
   // all-to-all, each rank 1/t of every expert), or, with whole experts (etp 1, MoE parallel
@@ -206,8 +218,9 @@ void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep
   if (moe.shared_ffn > 0) {
     // The shared expert reads the layer's norm output, the tensor the router already keeps (under
     // SP its column-parallel linear saves the rank's own s/t tokens and gathers them again in
-    // backward, as every Megatron linear does): it keeps nothing of its own.
-    add_mlp_ops(ops, m, x, "shared", 1, x.tokens, moe.shared_ffn / x.tp, 0);
+    // backward, as every Megatron linear does): in 16-bit it keeps nothing of its own. In FP8,
+    // TransformerEngine keeps its quantized copy of that input (apply_fp8 sizes it).
+    add_mlp_ops(ops, m, x, "shared", 1, x.tokens, moe.shared_ffn / x.tp, fp8 ? local_in : 0);
     if (moe.shared_gate) ops.push_back(matmul("shared_gate", {1, x.tokens, 1, x.h}, x.e, false, 0));
   }
   // What this rank permutes and unpermutes: all T tokens' k copies after the TP gather without
@@ -225,7 +238,7 @@ void add_moe(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, int ep
 }
 
 void add_mlp(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const LayerShape& shape) {
-  if (m.moe.enabled() && !shape.dense_mlp) return add_moe(ops, m, x, shape.ep);
+  if (m.moe.enabled() && !shape.dense_mlp) return add_moe(ops, m, x, shape.ep, shape.fp8 != Fp8Recipe::none);
   const double stored_norm_out = static_cast<double>(x.norm_tokens * x.h) * x.e;
   add_mlp_ops(ops, m, x, "mlp", 1, x.tokens, x.ffn, stored_norm_out);
 }

@@ -203,16 +203,19 @@ def dgxc(r, gb200=False):
 def moe(r):
     """A measured MoE run on DGX H100 in BF16 (sources/README.md): Megatron-Core with whole experts
     and EP folded over TP x DP (etp 1), as NVIDIA's recipes run them, DeepEP where the row says so.
-    The recompute column names Megatron-Core's --recompute-modules where the source states them
-    (recompute_modules); DeepSeek's multi-token prediction is not modelled."""
+    The recompute the source states becomes Megatron-Core's --recompute-modules (recompute_modules);
+    DeepSeek's multi-token prediction is not modelled."""
     gpus, tp, pp, vp, ep = int(r['num_gpus']), int(r['tp']), int(r['pp']), int(r['vp']), int(r['ep'])
     strategy = {'name': 'recipe', 'tp': tp, 'pp': pp, 'dp': gpus // (tp * pp), 'ep': ep, 'etp': r['etp'],
                 'micro_batch': r['micro_batch'], 'schedule': 'interleaved' if vp > 1 else '1f1b',
                 'sequence_parallel': 'true' if tp > 1 else 'false', 'recompute': 'none',
                 'framework': 'megatron-core'}
     if r['recompute_stated'] != 'not stated':
+        # As printed, in Megatron-Core's --recompute-modules names: the model zoo's "norm, act" are
+        # its layernorm and moe_act modules; the DGX Cloud launch script passes mla_up_proj as is.
+        module = {'norm': 'layernorm', 'act': 'moe_act', 'mla_up_proj': 'mla_up_proj'}
         del strategy['recompute']
-        strategy['recompute_modules'] = '[' + ', '.join(r['recompute_stated'].split()) + ']'
+        strategy['recompute_modules'] = '[' + ', '.join(module[w] for w in r['recompute_stated'].split(', ')) + ']'
     if vp > 1:
         strategy['v'] = vp
     if r['dispatcher'] == 'DeepEP':

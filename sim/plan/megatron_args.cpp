@@ -4,10 +4,11 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <set>
+#include <sstream>
 #include <tuple>
 
 #include "sim/plan/framework_defaults.hpp"
+#include "sim/plan/megatron_flags.hpp"
 
 namespace stepsim::plan {
 namespace {
@@ -15,57 +16,11 @@ namespace {
 using config::ShellWord;
 using config::SourcePos;
 
-// Flags whose value stepsim reads (one word each), and those it reads as switches.
-const std::set<std::string> kValued{
-    "tensor-model-parallel-size", "pipeline-model-parallel-size", "num-layers-per-virtual-pipeline-stage",
-    "num-virtual-stages-per-pipeline-rank", "context-parallel-size", "expert-model-parallel-size", "num-experts",
-    "micro-batch-size", "global-batch-size", "seq-length", "max-position-embeddings", "num-layers", "hidden-size",
-    "ffn-hidden-size", "num-attention-heads", "num-query-groups", "normalization", "position-embedding-type",
-    "recompute-granularity", "recompute-method", "recompute-num-layers", "ddp-bucket-size", "transformer-impl",
-    "attention-backend", "fp8-format", "fp8-recipe", "clip-grad", "optimizer", "kv-channels",
-    "expert-tensor-parallel-size", "moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size",
-    "moe-token-dispatcher-type", "moe-expert-capacity-factor", "moe-layer-freq", "moe-router-load-balancing-type",
-    "moe-aux-loss-coeff", "moe-z-loss-coeff", "moe-router-score-function", "moe-router-dtype",
-    "moe-router-topk-scaling-factor", "moe-router-num-groups", "moe-router-group-topk"};
-const std::set<std::string> kSwitches{
-    "sequence-parallel", "use-distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather", "tp-comm-overlap",
-    "grad-reduce-in-bf16", "bf16", "fp16", "swiglu", "group-query-attention", "untie-embeddings-and-output-weights",
-    "use-flash-attn", "recompute-activations", "no-overlap-p2p-communication", "disable-bias-linear",
-    "overlap-param-gather-with-optimizer-step", "overlap-p2p-communication-warmup-flush", "defer-embedding-wgrad-compute",
-    "tp-comm-overlap-rs-dgrad", "accumulate-allreduce-grads-in-fp32", "no-gradient-accumulation-fusion",
-    "use-cpu-initialization", "fp8-param-gather", "moe-grouped-gemm", "moe-enable-deepep", "moe-permute-fusion",
-    "moe-router-enable-expert-bias", "moe-shared-expert-overlap"};
-// Read and left: they change no step's time (data, tokenizer, logging, checkpoints, the learning
-// rate and its schedule, initialisation, dropout rates, evaluation) or are the launcher's own.
-const std::set<std::string> kNoEffect{
-    "data-path", "train-data-path", "valid-data-path", "test-data-path", "vocab-file", "merge-file", "tokenizer-type",
-    "tokenizer-model", "split", "data-cache-path", "mock-data", "save", "load", "save-interval", "log-interval",
-    "eval-interval", "eval-iters", "train-iters", "train-samples", "exit-interval", "exit-duration-in-mins", "lr",
-    "min-lr", "lr-decay-style", "lr-decay-iters", "lr-decay-samples", "lr-warmup-fraction", "lr-warmup-iters",
-    "lr-warmup-samples", "weight-decay", "adam-beta1", "adam-beta2", "adam-eps", "init-method-std", "seed",
-    "tensorboard-dir", "wandb-project", "wandb-exp-name", "wandb-save-dir", "attention-dropout", "hidden-dropout",
-    "norm-epsilon", "rotary-base", "rotary-percent", "make-vocab-size-divisible-by", "vocab-size", "padded-vocab-size",
-    "distributed-backend", "distributed-timeout-minutes", "ckpt-format", "log-throughput", "log-timers-to-tensorboard",
-    "log-validation-ppl-to-tensorboard", "log-memory-to-tensorboard", "log-params-norm", "log-num-zeros-in-grad",
-    "timing-log-level", "timing-log-option", "tensorboard-log-interval", "use-mcore-models", "no-masked-softmax-fusion",
-    "no-bias-gelu-fusion", "no-bias-dropout-fusion", "no-load-optim", "no-load-rng", "finetune", "use-checkpoint-args",
-    "no-async-tensor-model-parallel-allreduce", "untie-embeddings", "position-embedding", "use-rotary-position-embeddings",
-    "no-position-embedding", "num-workers", "dataloader-type", "eod-mask-loss", "reset-position-ids",
-    "reset-attention-mask", "no-create-attention-mask-in-dataloader", "manual-gc", "manual-gc-interval",
-    "empty-unused-memory-level",
-    // torchrun / deepspeed launcher flags
-    "nproc_per_node", "nproc-per-node", "nnodes", "node_rank", "node-rank", "master_addr", "master-addr",
-    "master_port", "master-port", "rdzv_id", "rdzv_backend", "rdzv_endpoint", "rdzv-id", "rdzv-backend",
-    "rdzv-endpoint", "standalone", "max_restarts", "max-restarts", "redirects", "tee", "log_dir", "log-dir"};
-
-// A flag taking several words (argparse nargs='*'): its words up to the next flag.
-const std::set<std::string> kListed{"recompute-modules"};
-
 struct Arg {
   std::string name;
   SourcePos pos;
   std::optional<ShellWord> value;
-  std::vector<ShellWord> list;  ///< the words of a kListed flag
+  std::vector<ShellWord> list;  ///< the words of a listed flag (is_listed)
 };
 
 class MegatronArgsReader {
@@ -114,18 +69,19 @@ class MegatronArgsReader {
         ShellWord v;
         v.text = w.text.substr(eq + 1);
         v.at.assign(w.at.begin() + static_cast<std::ptrdiff_t>(eq + 1), w.at.end());
-        a.value = v;
-      } else if (kValued.count(a.name) && i + 1 < words.size() && words[i + 1].text.compare(0, 2, "--") != 0) {
+        if (is_listed(a.name)) a.list.push_back(v);
+        else a.value = v;
+      } else if (is_valued(a.name) && i + 1 < words.size() && words[i + 1].text.compare(0, 2, "--") != 0) {
         a.value = words[++i];
-      } else if (kListed.count(a.name)) {
-        while (i + 1 < words.size() && !words[i + 1].text.empty() &&
-               words[i + 1].text.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos)
-          a.list.push_back(words[++i]);
+      } else if (is_listed(a.name)) {
+        while (i + 1 < words.size() && is_list_word(words[i + 1].text)) a.list.push_back(words[++i]);
       }
-      if (kValued.count(a.name) && !a.value)
+      if (is_valued(a.name) && !a.value)
         fail(a.pos, a.name, "expected a value after --" + a.name + ", found none");
-      if (auto it = index_.find(a.name); it != index_.end() && (kValued.count(a.name) || kSwitches.count(a.name))) {
+      if (auto it = index_.find(a.name);
+          it != index_.end() && (is_valued(a.name) || is_switch(a.name) || is_listed(a.name))) {
         const Arg& first = args_[it->second];
+        if (is_listed(a.name)) fail(a.pos, a.name, "given twice (first at " + config::to_string(first.pos) + ")");
         if (first.value && a.value && text(first) != text(a))
           fail(a.value->pos(), a.name, "given twice with different values: " + text(first) + " at " +
                                            config::to_string(first.value->pos()) + ", " + text(a) + " here");
@@ -416,17 +372,25 @@ class MegatronArgsReader {
     if (a.list.empty()) fail(a.pos, a.name, "expected module names such as core_attn moe_act, found none");
     s_.recompute_modules = {.core_attn = false};
     s_.where.recompute_modules = a.pos;
-    for (const ShellWord& w : a.list)
-      if (const std::string why = recompute_module_refused(w.text); !why.empty())
-        notes_.emplace_back(w.pos(), "--recompute-modules " + w.text + ": " + why + "; costed as kept");
-      else if (!models::add_recompute_module(s_.recompute_modules, w.text))
-        fail(w.pos(), a.name, "expected core_attn, layernorm, moe_act, mla_up_proj, mlp, moe or shared_experts, found '" +
-                                  w.text + "'");
+    for (const ShellWord& w : a.list) {
+      std::string why;
+      const auto expanded = script_.expand(w.text, w.pos(), why);
+      if (!expanded) fail(w.pos(), a.name, "expected module names stepsim can read without running the script: " + why);
+      std::istringstream names(*expanded);
+      for (std::string name; names >> name;)
+        if (const std::string refused = recompute_module_refused(name); !refused.empty())
+          notes_.emplace_back(w.pos(), "--recompute-modules " + name + ": " + refused + "; costed as kept");
+        else if (!models::add_recompute_module(s_.recompute_modules, name))
+          fail(w.pos(), a.name, "expected core_attn, layernorm, moe_act, mla_up_proj, mlp, moe or shared_experts, found '" +
+                                    name + "'");
+    }
+    if (s_.recompute_modules == models::RecomputeModules{.core_attn = false}) s_.recompute = Recompute::none;
+    if (const std::string why = recompute_modules_not_costed(s_); !why.empty()) note(a, why);
   }
 
   void note_the_rest() {
     for (const Arg& a : args_) {
-      if (kValued.count(a.name) || kSwitches.count(a.name) || kListed.count(a.name) || kNoEffect.count(a.name)) continue;
+      if (is_valued(a.name) || is_switch(a.name) || is_listed(a.name) || has_no_effect(a.name)) continue;
       if (a.name == "rampup-batch-size") note(a, "the batch ramp-up is not modelled: every step is costed at the global batch");
       else note(a, "not a Megatron-LM argument stepsim knows; not modelled");
     }

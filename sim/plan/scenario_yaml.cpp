@@ -116,6 +116,8 @@ void read_recompute_modules(const Field& x, const Field& strategy, Strategy& s) 
       item.fail(why + "; the modules costed are core_attn, layernorm, moe_act and mla_up_proj");
     models::add_recompute_module(s.recompute_modules, name);
   }
+  if (const std::string note = recompute_modules_not_costed(s); !note.empty())
+    s.unmodelled.push_back(config::to_string(x.pos()) + ": recompute_modules: " + note);
 }
 
 Strategy read_strategy(const Field& f, int index) {

@@ -188,6 +188,12 @@ std::string recompute_module_refused(std::string_view name) {
          (name == "moe" ? "the token dispatch" : "its tensor-parallel gathers") + "), which is not modelled";
 }
 
+std::string recompute_modules_not_costed(const Strategy& s) {
+  if (!s.recompute_modules.mla_up_proj || s.tp == 1 || !s.sequence_parallel) return "";
+  return "mla_up_proj re-runs the up projections' tensor-parallel gather of the latents inside its checkpoint; "
+         "that gather is costed once";
+}
+
 std::optional<Framework> framework_named(std::string_view name) {
   for (Framework f : {Framework::generic, Framework::deepspeed, Framework::megatron_core, Framework::fsdp})
     if (name == to_string(f)) return f;

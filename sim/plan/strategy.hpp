@@ -202,4 +202,8 @@ struct Strategy {
   }
 };
 
+/// What a strategy's recompute modules re-run that is not costed (mla_up_proj under TP with SP
+/// repeats the latents' gather inside its checkpoint), or empty.
+std::string recompute_modules_not_costed(const Strategy& s);
+
 }  // namespace stepsim::plan

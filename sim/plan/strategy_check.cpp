@@ -81,7 +81,8 @@ void check_experts(const Scenario& sc, const Strategy& s) {
 }
 
 // Modules a layer of this model has (RecomputeModules): routed experts' activation, latent
-// attention's up projections, which Megatron-Core re-runs into TransformerEngine's fused attention.
+// attention's up projections, which Megatron-Core re-runs into TransformerEngine's fused attention;
+// and what Megatron-Core allows with FP8.
 void check_recompute_modules(const Scenario& sc, const Strategy& s) {
   const models::RecomputeModules& m = s.recompute_modules;
   if (m.moe_act && !sc.model.moe.enabled())
@@ -90,6 +91,11 @@ void check_recompute_modules(const Scenario& sc, const Strategy& s) {
   if (m.mla_up_proj && !sc.model.mla.enabled())
     fail(s.where.recompute_modules, s, "recompute_modules", "mla_up_proj re-runs latent attention's up projections; " +
                                                                 sc.model.name + " has no latent attention");
+  // transformer_config.py: "Delayed scaling does not support moe_act and layernorm recompute for fp8".
+  if ((m.moe_act || m.layernorm) && fp8_recipe_of(sc.training, s) == models::Fp8Recipe::delayed)
+    fail(s.where.recompute_modules, s, "recompute_modules",
+         "Megatron-Core refuses moe_act and layernorm recompute under FP8 delayed scaling; use fp8_recipe: tensorwise "
+         "or leave them out");
   if (m.mla_up_proj && !s.flash_attention)
     fail(s.where.recompute_modules, s, "recompute_modules",
          "mla_up_proj re-creates the queries, keys and values TransformerEngine's fused attention keeps; it needs "

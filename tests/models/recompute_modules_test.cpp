@@ -17,34 +17,40 @@ LayerShape selective(LayerShape shape, RecomputeModules modules) {
   return shape;
 }
 
-TEST_CASE("layernorm re-runs both norms and frees their outputs: 2·s·b·h·e less kept") {
-  // Korthikanti's GPT layer, TP 1, no SP: qkv and mlp_up each keep their norm's output, s·b·h
-  // 16-bit elements; with the norms recomputed neither is kept, and nothing else changes.
-  const ModelSpec m = load_model("korthikanti-22b");  // h 6144
-  const LayerShape plain{.micro_batch = 2, .seq = 2048, .flash_attention = true};
-  const auto kept = layer_ops(m, plain);
-  const auto discarded = layer_ops(m, selective(plain, {.core_attn = false, .layernorm = true}));
-  const double sbh = 2.0 * 2048 * 6144;
-  CHECK(static_cast<double>(sum_ops(kept).activation_bytes - sum_ops(discarded).activation_bytes) == 2 * sbh * 2);
-  CHECK(op_named(discarded, "input_norm").recompute);
+TEST_CASE("layernorm re-runs the norms that are modules of their own and frees the output their consumers kept") {
+  // A MoE layer's pre-MLP norm is a TENorm: the router kept its output, s·b·h 16-bit elements.
+  // The input norm before standard attention is fused into linear_qkv (TE's LayerNormLinear) and
+  // is not recomputed.
+  const ModelSpec mixtral = load_model("mixtral-8x7b");  // h 4096
+  const LayerShape plain{.micro_batch = 2, .seq = 4096};
+  const auto kept = layer_ops(mixtral, plain);
+  const auto discarded = layer_ops(mixtral, selective(plain, {.core_attn = false, .layernorm = true}));
+  CHECK(sum_ops(kept).activation_bytes - sum_ops(discarded).activation_bytes == std::int64_t{2} * 4096 * 4096 * 2);
   CHECK(op_named(discarded, "post_attn_norm").recompute);
-  CHECK(op_named(discarded, "qkv").activation_bytes == 0);
-  CHECK(op_named(discarded, "mlp_up").activation_bytes == 0);
-  // The attention core is not listed, so it is neither re-run nor freed.
+  CHECK(op_named(discarded, "router").activation_bytes == 0);
+  CHECK_FALSE(op_named(discarded, "input_norm").recompute);
+  CHECK(op_named(discarded, "qkv").activation_bytes == op_named(kept, "qkv").activation_bytes);
   CHECK_FALSE(op_named(discarded, "attention").recompute);
-  CHECK(op_named(discarded, "attention").activation_bytes == op_named(kept, "attention").activation_bytes);
-  // Norms have no FLOPs: recompute adds time, not model FLOPs.
-  CHECK(sum_ops(discarded).recompute_flops == 0);
+  CHECK(sum_ops(discarded).recompute_flops == 0);  // norms have no FLOPs
+  // Latent attention's input norm is a TENorm too: q_down kept its output (s/t tokens under SP).
+  const ModelSpec v3 = load_model("deepseek-v3");  // h 7168
+  const LayerShape sp{.micro_batch = 1, .seq = 4096, .tp = 2, .sequence_parallel = true, .ep = 8, .etp = 1};
+  const auto mla = layer_ops(v3, selective(sp, {.core_attn = false, .layernorm = true}));
+  CHECK(op_named(mla, "input_norm").recompute);
+  CHECK(sum_ops(layer_ops(v3, sp)).activation_bytes - sum_ops(mla).activation_bytes ==
+        std::int64_t{4096} / 2 * 7168 * 2 * 2);  // q_down's and the router's
+  // A dense layer has neither: both norms are fused into the next linear, nothing changes.
+  const ModelSpec dense = load_model("llama-3-8b");
+  const LayerShape one{.micro_batch = 1, .seq = 4096};
+  CHECK(sum_ops(layer_ops(dense, selective(one, {.core_attn = false, .layernorm = true}))).activation_bytes ==
+        sum_ops(layer_ops(dense, one)).activation_bytes);
 }
 
-TEST_CASE("selective recompute without modules is core_attn alone, as before") {
+TEST_CASE("selective recompute without modules named is Megatron-Core's default, core_attn alone") {
   const ModelSpec m = load_model("llama-3-8b");
   const LayerShape plain{.micro_batch = 1, .seq = 4096, .tp = 2, .sequence_parallel = true};
-  const auto by_default = layer_ops(m, selective(plain, {}));
-  const auto listed = layer_ops(m, selective(plain, {.core_attn = true}));
-  CHECK(op_named(by_default, "attention").recompute);
-  CHECK_FALSE(op_named(by_default, "input_norm").recompute);
-  CHECK(sum_ops(by_default).activation_bytes == sum_ops(listed).activation_bytes);
+  const auto ops = layer_ops(m, selective(plain, {}));
+  for (const auto& op : ops) CHECK(op.recompute == (op.name == "attention"));
 }
 
 TEST_CASE("moe_act re-runs the experts' SwiGLU and frees expert_down's input: rows·(f/etp)·e per local expert") {
@@ -75,16 +81,19 @@ TEST_CASE("mla_up_proj re-runs the up projections and rotary and frees the queri
   CHECK(sum_ops(discarded).recompute_flops ==
         doctest::Approx(op_named(kept, "q_up").fwd_flops + op_named(kept, "kv_up").fwd_flops));
   CHECK(op_named(discarded, "rotary").recompute);
+  CHECK(op_named(discarded, "kv_norm").recompute);  // fused into the up projection (TE spec)
   // Their inputs, the latents, stay kept.
   CHECK(op_named(discarded, "kv_up").activation_bytes == op_named(kept, "kv_up").activation_bytes);
 }
 
-TEST_CASE("a shared expert keeps nothing of its own: its input is the norm output the router keeps") {
-  const ModelSpec m = load_model("qwen1.5-moe-a2.7b");
+TEST_CASE("a shared expert keeps nothing of its own in 16-bit (the router keeps its input), its FP8 copy in FP8") {
+  const ModelSpec m = load_model("qwen1.5-moe-a2.7b");  // h 2048
   const auto ops = layer_ops(m, {.micro_batch = 2, .seq = 2048});
   CHECK(op_named(ops, "shared_up").activation_bytes == 0);
   CHECK(op_named(ops, "shared_gate").activation_bytes == 0);
   CHECK(op_named(ops, "router").activation_bytes == std::int64_t{2} * 2048 * 2048 * 2);
+  const auto fp8 = layer_ops(m, {.micro_batch = 2, .seq = 2048, .fp8 = Fp8Recipe::tensorwise});
+  CHECK(op_named(fp8, "shared_up").activation_bytes == std::int64_t{2} * 2048 * 2048 * 1);
 }
 
 TEST_CASE("the modules' names, in Megatron-Core's spelling") {

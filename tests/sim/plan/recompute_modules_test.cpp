@@ -53,6 +53,28 @@ TEST_CASE("recompute_modules refuses what it cannot cost, at the value") {
         std::string::npos);
   CHECK(plan_test::strategy_error(plan_test::small_gpt("{name: s, framework: megatron-core, recompute_modules: [moe_act]}"))
             .find("small-gpt has no experts") != std::string::npos);
+  // Megatron-Core's own refusal: no moe_act or layernorm recompute under FP8 delayed scaling.
+  CHECK(plan_test::strategy_error(mixtral("{name: s, dp: 8, framework: megatron-core, precision: fp8, "
+                                          "recompute_modules: [moe_act]}"))
+            .find("refuses moe_act and layernorm recompute under FP8 delayed scaling") != std::string::npos);
+  CHECK(plan_test::strategy_error(mixtral("{name: s, dp: 8, framework: megatron-core, precision: fp8, "
+                                          "fp8_recipe: tensorwise, recompute_modules: [moe_act]}")) == "no error");
+}
+
+TEST_CASE("mla_up_proj under TP with SP says the latents' gather it repeats is costed once") {
+  const auto sc = plan_test::scenario(R"(name: v3
+hardware: {preset: dgx-h100, nodes: 2}
+model: {preset: deepseek-v3, layers: 4}
+training: {seq_len: 4096, global_batch: 16, precision: bf16}
+strategies:
+  - {name: s, tp: 2, dp: 8, ep: 8, etp: 1, sequence_parallel: true, framework: megatron-core, recompute_modules: [mla_up_proj]}
+  - {name: t, dp: 16, ep: 8, framework: megatron-core, recompute_modules: [mla_up_proj]}
+)");
+  REQUIRE(sc.strategies[0].unmodelled.size() == 1);
+  CHECK(sc.strategies[0].unmodelled[0] ==
+        "test.yaml:6:114: recompute_modules: mla_up_proj re-runs the up projections' tensor-parallel gather of the "
+        "latents inside its checkpoint; that gather is costed once");
+  CHECK(sc.strategies[1].unmodelled.empty());
 }
 
 TEST_CASE("--recompute-modules lands in the strategy; modules with communication inside are notes") {
@@ -69,6 +91,7 @@ TEST_CASE("--recompute-modules lands in the strategy; modules with communication
   CHECK(s.unmodelled.empty());
   const Strategy shared = apply("--recompute-granularity selective --recompute-modules core_attn mlp");
   CHECK(shared.recompute_modules == models::RecomputeModules{});
+  CHECK(apply("--recompute-granularity selective --recompute-modules mlp").recompute == Recompute::none);
   REQUIRE(shared.unmodelled.size() == 1);
   CHECK(shared.unmodelled[0].find("--recompute-modules mlp: recomputing mlp re-runs the communication inside it (its tensor-parallel gathers), which is not modelled; costed as kept") != std::string::npos);
   // Megatron-Core reads the modules under selective granularity only.
@@ -77,6 +100,16 @@ TEST_CASE("--recompute-modules lands in the strategy; modules with communication
   CHECK(full.recompute == Recompute::full);
   REQUIRE(full.unmodelled.size() == 1);
   CHECK(full.unmodelled[0].find("read with --recompute-granularity selective only") != std::string::npos);
+  // The forms scripts use: =, a variable (the DGX Cloud recipes' $RM), a pipe after the list.
+  const models::RecomputeModules act{.core_attn = false, .moe_act = true};
+  CHECK(apply("--recompute-granularity selective --recompute-modules=moe_act").recompute_modules == act);
+  CHECK(apply("RM='moe_act layernorm'\n--recompute-granularity selective --recompute-modules $RM").recompute_modules ==
+        models::RecomputeModules{.core_attn = false, .layernorm = true, .moe_act = true});
+  CHECK(apply("--recompute-granularity selective --recompute-modules moe_act | tee log").recompute_modules == act);
+  CHECK_THROWS_WITH(apply("--recompute-granularity selective --recompute-modules moe_act --recompute-modules layernorm"),
+                    doctest::Contains("--recompute-modules: given twice (first at args.sh:1:"));
+  CHECK_THROWS_WITH(apply("--recompute-granularity selective --recompute-modules moe_act moe_ack"),
+                    doctest::Contains("found 'moe_ack'"));
   CHECK_THROWS_WITH(apply("--recompute-granularity selective --recompute-modules moe_ack"),
                     doctest::Contains("expected core_attn, layernorm, moe_act, mla_up_proj, mlp, moe or shared_experts, found 'moe_ack'"));
 }
