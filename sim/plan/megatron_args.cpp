@@ -138,6 +138,12 @@ class MegatronArgsReader {
       s_.cp = static_cast<int>(integer(at("context-parallel-size"), 1, kMax));
       s_.where.cp = at("context-parallel-size").value->pos();
     }
+    for (const auto& [flag, layers] : {std::pair{"decoder-first-pipeline-num-layers", &s_.first_stage_layers},
+                                       std::pair{"decoder-last-pipeline-num-layers", &s_.last_stage_layers}})
+      if (has(flag)) {
+        *layers = static_cast<int>(integer(at(flag), 1, kMax));
+        s_.where.stage_layers = at(flag).value->pos();
+      }
     read_experts();
     // Virtual stages (arguments.py): layers per virtual stage, or stages per rank; one chunk is
     // the plain 1F1B schedule (Megatron sets the virtual size to None then).
@@ -419,7 +425,7 @@ const std::vector<std::string>& megatron_args_sets() {
       "tp",          "pp",          "v",           "schedule",          "micro_batch",     "sequence_parallel",
       "recompute",   "dp_overlap",  "dp_bucket_size", "flash_attention", "distributed_optimizer", "tp_comm_overlap",
       "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "zero_stage", "ep", "etp", "moe_deepep",
-      "recompute_modules"};
+      "recompute_modules", "first_stage_layers", "last_stage_layers"};
   return keys;
 }
 

@@ -19,7 +19,8 @@ const std::set<std::string> kValued{
     "expert-tensor-parallel-size", "moe-router-topk", "moe-ffn-hidden-size", "moe-shared-expert-intermediate-size",
     "moe-token-dispatcher-type", "moe-expert-capacity-factor", "moe-layer-freq", "moe-router-load-balancing-type",
     "moe-aux-loss-coeff", "moe-z-loss-coeff", "moe-router-score-function", "moe-router-dtype",
-    "moe-router-topk-scaling-factor", "moe-router-num-groups", "moe-router-group-topk"};
+    "moe-router-topk-scaling-factor", "moe-router-num-groups", "moe-router-group-topk",
+    "decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers"};
 const std::set<std::string> kSwitches{
     "sequence-parallel", "use-distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather", "tp-comm-overlap",
     "grad-reduce-in-bf16", "bf16", "fp16", "swiglu", "group-query-attention", "untie-embeddings-and-output-weights",

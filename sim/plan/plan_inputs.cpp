@@ -25,11 +25,20 @@ bool tp_within_servers(const Scenario& sc, const RankGrid& grid) {
 }
 
 // Layers per virtual stage: L / (p·v), the remainder going one each to the earliest (uneven
-// splits are allowed and reported per rank).
+// splits are allowed and reported per rank); or the strategy's first and last stage layers with
+// the rest split evenly between them (check_stage_layers holds it divisible; v = 1 there).
+int stage_layer_count(const Strategy& st, int u, int n, int layers) {
+  const int first = st.first_stage_layers, last = st.last_stage_layers;
+  if (first == 0 && last == 0) return layers / n + (u < layers % n ? 1 : 0);
+  if (u == 0 && first > 0) return first;
+  if (u == n - 1 && last > 0) return last;
+  return (layers - first - last) / (n - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0));
+}
+
 void split_layers(PlanInputs& in) {
   const int n = in.grid.pp() * in.schedule.chunks, layers = in.sc.model.layers;
   for (int u = 0, first = 0; u < n; ++u) {
-    const int count = layers / n + (u < layers % n ? 1 : 0);
+    const int count = stage_layer_count(in.st, u, n, layers);
     in.layers_of_vstage.push_back(count);
     in.first_layer_of_vstage.push_back(first);
     first += count;

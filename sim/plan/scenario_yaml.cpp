@@ -94,6 +94,14 @@ void read_parallel_sizes(const Field& f, Strategy& s) {
   if (auto x = f.optional("zero_stage")) { s.zero_stage = read_int(*x, 0, 3); s.where.zero_stage = x->pos(); }
   if (auto x = f.optional("micro_batch")) { s.micro_batch = read_int(*x, 1, kMax); s.where.micro_batch = x->pos(); }
   if (auto x = f.optional("v")) { s.v = read_int(*x, 1, 1024); s.where.v = x->pos(); }
+  if (auto x = f.optional("first_stage_layers")) {
+    s.first_stage_layers = read_int(*x, 1, kMax);
+    s.where.stage_layers = x->pos();
+  }
+  if (auto x = f.optional("last_stage_layers")) {
+    s.last_stage_layers = read_int(*x, 1, kMax);
+    if (!f.has("first_stage_layers")) s.where.stage_layers = x->pos();
+  }
 }
 
 // Megatron-Core's --recompute-modules under --recompute-granularity selective; the modules whose
@@ -127,7 +135,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "zero3_list_collectives", "offload_optimizer", "offload_param", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
                 "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
-                "precision", "fp8_recipe", "recompute_modules"});
+                "precision", "fp8_recipe", "recompute_modules", "first_stage_layers", "last_stage_layers"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();

@@ -53,7 +53,8 @@ std::string recompute_module_refused(std::string_view name);
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {
   config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
-      tp_comm_overlap, overlap_param_gather, precision, offload_optimizer, offload_param, recompute_modules;
+      tp_comm_overlap, overlap_param_gather, precision, offload_optimizer, offload_param, recompute_modules,
+      stage_layers;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -85,6 +86,11 @@ struct Strategy {
   int micro_batch = 1;                ///< sequences per microbatch
   ScheduleKind schedule = ScheduleKind::one_f_one_b;
   int v = 1;                          ///< model chunks per stage (interleaved only)
+  /// Transformer layers of the first and the last pipeline stage, the rest split evenly over the
+  /// stages between (Megatron-Core's --decoder-first/last-pipeline-num-layers, NeMo's
+  /// num_layers_in_first/last_pipeline_stage: room for the embedding and the output head); 0 =
+  /// the even split.
+  int first_stage_layers = 0, last_stage_layers = 0;
   bool sequence_parallel = false;     ///< Korthikanti et al.: TP all-reduce -> all-gather + reduce-scatter
   Recompute recompute = Recompute::none;
   /// What `selective` re-runs: Megatron-Core's --recompute-modules (default core_attn).

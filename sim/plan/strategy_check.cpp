@@ -125,10 +125,30 @@ void check_context(const Scenario& sc, const Strategy& s) {
                               std::to_string(sc.model.attention_window) + " tokens) is not modelled yet; expected cp = 1");
 }
 
+// Megatron-Core's uneven first and last stages (transformer_block.py get_num_layers_to_build):
+// the stages between share the remaining layers evenly.
+void check_stage_layers(const Scenario& sc, const Strategy& s) {
+  if (s.first_stage_layers == 0 && s.last_stage_layers == 0) return;
+  const std::string key = s.first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers";
+  if (s.pp == 1)
+    fail(s.where.stage_layers, s, key, key + " places layers on pipeline stages; it needs pp > 1, found pp = 1");
+  if (s.v > 1)
+    fail(s.where.stage_layers, s, key, "an uneven first or last stage with the interleaved schedule (v > 1) is not modelled yet");
+  const int middle = s.pp - (s.first_stage_layers > 0 ? 1 : 0) - (s.last_stage_layers > 0 ? 1 : 0);
+  const int rest = sc.model.layers - s.first_stage_layers - s.last_stage_layers;
+  if (rest < 0 || (middle == 0 && rest != 0) || (middle > 0 && (rest < middle || rest % middle != 0)))
+    fail(s.where.stage_layers, s, key,
+         "expected the other " + std::to_string(middle) + " stages to share the remaining " + std::to_string(rest) +
+             " of the model's " + std::to_string(sc.model.layers) + " layers evenly, at least one each (Megatron-Core "
+             "asserts it), found first_stage_layers " + std::to_string(s.first_stage_layers) + ", last_stage_layers " +
+             std::to_string(s.last_stage_layers) + " with pp = " + std::to_string(s.pp));
+}
+
 void check_pipeline(const Scenario& sc, Strategy& s) {
   if (s.schedule != ScheduleKind::interleaved && s.v != 1)
     fail(s.where.v, s, "v", "v (model chunks per stage) needs schedule: interleaved, found schedule: " +
                                 std::string(to_string(s.schedule)));
+  check_stage_layers(sc, s);
   if (sc.model.layers < s.pp * s.v)
     fail(s.where.pp, s, "pp", "expected at least pp·v = " + std::to_string(s.pp * s.v) + " layers, the model has " +
                                   std::to_string(sc.model.layers));

@@ -13,12 +13,7 @@ namespace {
 
 StepResult run_free(const std::string& strategy, int global_batch) {
   auto sc = plan_test::scenario(plan_test::small_gpt(strategy, global_batch));
-  SimOptions opt;
-  opt.hooks.comm_bytes_per_s = std::numeric_limits<double>::infinity();
-  opt.hooks.skip_embedding_and_head = true;
-  opt.hooks.skip_optimizer = true;
-  opt.hooks.instant_host = true;
-  return simulate(sc, sc.strategies[0], opt);
+  return simulate(sc, sc.strategies[0], plan_test::ideal_network(std::numeric_limits<double>::infinity()));
 }
 
 }  // namespace

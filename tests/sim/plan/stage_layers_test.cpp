@@ -1,0 +1,82 @@
+// Uneven first and last pipeline stages (Strategy::first_stage_layers / last_stage_layers): the
+// layers each stage holds, what the check refuses, and the step the pipeline's slowest stage sets.
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "sim/config/shell_words.hpp"
+#include "sim/plan/megatron_args.hpp"
+#include "tests/sim/plan/plan_fixture.hpp"
+
+using namespace stepsim;
+using namespace stepsim::plan;
+
+namespace {
+
+// Free communication, no embedding or head, no optimizer, instant host: a stage's pass is its
+// layers' compute, so the schedule's dependencies alone set the step.
+StepResult run_free(const std::string& strategy, int global_batch) {
+  auto sc = plan_test::scenario(plan_test::small_gpt(strategy, global_batch));
+  return simulate(sc, sc.strategies[0], plan_test::ideal_network(std::numeric_limits<double>::infinity()));
+}
+
+int stage_layers(const StepResult& r, int stage) {
+  for (const auto& rank : r.ranks)
+    if (rank.pp == stage) return rank.layers;
+  FAIL("no rank of stage " << stage);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("first and last stage layers, the rest split evenly between them") {
+  // 8 layers on pp 4: first 1, last 3, the two middle stages 2 each.
+  const StepResult r = run_free("{name: s, pp: 4, dp: 2, schedule: gpipe, first_stage_layers: 1, last_stage_layers: 3}", 16);
+  CHECK(stage_layers(r, 0) == 1);
+  CHECK(stage_layers(r, 1) == 2);
+  CHECK(stage_layers(r, 2) == 2);
+  CHECK(stage_layers(r, 3) == 3);
+  // Only the last given: the other three share 8 - 2 = 6.
+  const StepResult last = run_free("{name: s, pp: 4, dp: 2, last_stage_layers: 2}", 16);
+  CHECK(stage_layers(last, 0) == 2);
+  CHECK(stage_layers(last, 3) == 2);
+}
+
+TEST_CASE("the slowest stage sets the step: GPipe's phases each take the sum of the stages plus (m-1) of the slowest") {
+  // A permutation flow shop of m identical items over stages of t_s each takes sum(t_s) +
+  // (m - 1)·max(t_s); GPipe runs one such phase forward and one backward. Stage passes are
+  // proportional to their layers: [2,2,2,2] gives 8 + 2(m-1) layer-passes a phase, [1,2,2,3]
+  // gives 8 + 3(m-1). m = 8: 22 and 29.
+  const StepResult even = run_free("{name: s, pp: 4, dp: 2, schedule: gpipe}", 16);
+  const StepResult uneven =
+      run_free("{name: s, pp: 4, dp: 2, schedule: gpipe, first_stage_layers: 1, last_stage_layers: 3}", 16);
+  REQUIRE(even.microbatches == 8);
+  CHECK(uneven.step_time_s / even.step_time_s == doctest::Approx(29.0 / 22.0).epsilon(1e-9));
+}
+
+TEST_CASE("an uneven layout the stages cannot share, or without a pipeline, is refused at its key") {
+  CHECK(plan_test::strategy_error(plan_test::small_gpt("{name: s, pp: 4, dp: 2, first_stage_layers: 3}"))
+            .find("first_stage_layers: expected the other 3 stages to share the remaining 5 of the model's 8 layers "
+                  "evenly") != std::string::npos);
+  CHECK(plan_test::strategy_error(plan_test::small_gpt("{name: s, dp: 8, last_stage_layers: 2}"))
+            .find("last_stage_layers places layers on pipeline stages; it needs pp > 1, found pp = 1") != std::string::npos);
+  CHECK(plan_test::strategy_error(
+            plan_test::small_gpt("{name: s, pp: 2, dp: 4, schedule: interleaved, v: 2, first_stage_layers: 2}"))
+            .find("with the interleaved schedule (v > 1) is not modelled yet") != std::string::npos);
+  CHECK(plan_test::strategy_error(plan_test::small_gpt("{name: s, pp: 2, dp: 4, first_stage_layers: 3, last_stage_layers: 4}"))
+            .find("expected the other 0 stages to share the remaining 1") != std::string::npos);
+  CHECK(plan_test::read_error(plan_test::small_gpt("{name: s, pp: 2, dp: 4, first_stage_layers: 0}"))
+            .find("first_stage_layers") != std::string::npos);
+}
+
+TEST_CASE("Megatron-LM's --decoder-first/last-pipeline-num-layers set the layout") {
+  const auto sc = plan_test::scenario(plan_test::small_gpt("{name: s}"));
+  Strategy s;
+  apply_megatron_args(config::read_shell_script("--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 1 "
+                                                "--decoder-last-pipeline-num-layers 3 --num-layers 8 --bf16",
+                                                "args.sh"),
+                      sc.model, sc.training, s);
+  CHECK(s.first_stage_layers == 1);
+  CHECK(s.last_stage_layers == 3);
+  CHECK(s.where.stage_layers.line == 1);
+}
