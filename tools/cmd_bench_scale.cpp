@@ -28,6 +28,7 @@
 #include "sim/sweep/sweep_runner.hpp"
 #include "sim/sweep/sweep_space.hpp"
 #include "sim/sweep/sweep_yaml.hpp"
+#include "tools/cli_allocator.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
 
@@ -85,6 +86,7 @@ CaseOutput run_calibration_case() {
 }
 
 CaseOutput run_sweep_case() {
+  keep_freed_memory_for_reuse();  // as stepsim sweep runs
   const std::string path = std::string(STEPSIM_DATA_DIR) + "/scenarios/sweep_llama2_7b_dgx_a100.yaml";
   const auto sc = plan::load_scenario(path);
   const auto candidates = sweep::enumerate_plans(sc, sweep::load_scenario_sweep(path));

@@ -16,6 +16,7 @@
 #include "sim/sweep/sweep_json.hpp"
 #include "sim/sweep/sweep_table.hpp"
 #include "sim/sweep/sweep_yaml.hpp"
+#include "tools/cli_allocator.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/cli_log.hpp"
 #include "tools/cli_mpi.hpp"
@@ -115,6 +116,7 @@ int sweep_scenario(const po::variables_map& vm) {
 }  // namespace
 
 int run_sweep(const Args& args) {
+  keep_freed_memory_for_reuse();
   po::options_description options("Options");
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.add_options()("scenario", po::value<std::string>(), "scenario YAML file (its sweep: section narrows the plans)")(
