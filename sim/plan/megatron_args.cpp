@@ -138,12 +138,17 @@ class MegatronArgsReader {
       s_.cp = static_cast<int>(integer(at("context-parallel-size"), 1, kMax));
       s_.where.cp = at("context-parallel-size").value->pos();
     }
-    for (const auto& [flag, layers] : {std::pair{"decoder-first-pipeline-num-layers", &s_.first_stage_layers},
-                                       std::pair{"decoder-last-pipeline-num-layers", &s_.last_stage_layers}})
+    // The first flag given is where a layout error points (check_stage_layers names it).
+    for (const auto& [flag, layers] : {std::pair{"decoder-last-pipeline-num-layers", &s_.last_stage_layers},
+                                       std::pair{"decoder-first-pipeline-num-layers", &s_.first_stage_layers}})
       if (has(flag)) {
         *layers = static_cast<int>(integer(at(flag), 1, kMax));
         s_.where.stage_layers = at(flag).value->pos();
       }
+    if (has("num-layers-per-virtual-pipeline-stage") && (s_.first_stage_layers > 0 || s_.last_stage_layers > 0))
+      fail(at("num-layers-per-virtual-pipeline-stage").pos, "num-layers-per-virtual-pipeline-stage",
+           "virtual stages with an uneven first or last stage are not modelled (Megatron-LM itself asks for "
+           "--num-virtual-stages-per-pipeline-rank there)");
     read_experts();
     // Virtual stages (arguments.py): layers per virtual stage, or stages per rank; one chunk is
     // the plain 1F1B schedule (Megatron sets the virtual size to None then).

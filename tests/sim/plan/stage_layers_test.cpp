@@ -36,10 +36,13 @@ TEST_CASE("first and last stage layers, the rest split evenly between them") {
   CHECK(stage_layers(r, 1) == 2);
   CHECK(stage_layers(r, 2) == 2);
   CHECK(stage_layers(r, 3) == 3);
-  // Only the last given: the other three share 8 - 2 = 6.
-  const StepResult last = run_free("{name: s, pp: 4, dp: 2, last_stage_layers: 2}", 16);
-  CHECK(stage_layers(last, 0) == 2);
-  CHECK(stage_layers(last, 3) == 2);
+  // Only the last given: the other three share 8 - 5 = 3; only the first: 8 - 5 over three.
+  const StepResult last = run_free("{name: s, pp: 4, dp: 2, last_stage_layers: 5}", 16);
+  for (int stage = 0; stage < 3; ++stage) CHECK(stage_layers(last, stage) == 1);
+  CHECK(stage_layers(last, 3) == 5);
+  const StepResult first = run_free("{name: s, pp: 4, dp: 2, first_stage_layers: 5}", 16);
+  CHECK(stage_layers(first, 0) == 5);
+  for (int stage = 1; stage < 4; ++stage) CHECK(stage_layers(first, stage) == 1);
 }
 
 TEST_CASE("the slowest stage sets the step: GPipe's phases each take the sum of the stages plus (m-1) of the slowest") {
@@ -65,8 +68,11 @@ TEST_CASE("an uneven layout the stages cannot share, or without a pipeline, is r
             .find("with the interleaved schedule (v > 1) is not modelled yet") != std::string::npos);
   CHECK(plan_test::strategy_error(plan_test::small_gpt("{name: s, pp: 2, dp: 4, first_stage_layers: 3, last_stage_layers: 4}"))
             .find("expected the other 0 stages to share the remaining 1") != std::string::npos);
+  // At the value, with the file's line and column.
+  CHECK(plan_test::strategy_error(plan_test::small_gpt("{name: s, pp: 4, dp: 2, first_stage_layers: 3}"))
+            .find("test.yaml:6:49: strategies[0].first_stage_layers:") == 0);
   CHECK(plan_test::read_error(plan_test::small_gpt("{name: s, pp: 2, dp: 4, first_stage_layers: 0}"))
-            .find("first_stage_layers") != std::string::npos);
+            .find("test.yaml:6:49: strategies[0].first_stage_layers: expected") == 0);
 }
 
 TEST_CASE("Megatron-LM's --decoder-first/last-pipeline-num-layers set the layout") {
@@ -79,4 +85,11 @@ TEST_CASE("Megatron-LM's --decoder-first/last-pipeline-num-layers set the layout
   CHECK(s.first_stage_layers == 1);
   CHECK(s.last_stage_layers == 3);
   CHECK(s.where.stage_layers.line == 1);
+  CHECK(s.where.stage_layers.column == 70);  // the first flag's value, which a layout error names
+  CHECK_THROWS_WITH(apply_megatron_args(config::read_shell_script("--pipeline-model-parallel-size 4 --num-layers 8 --bf16 "
+                                                                  "--decoder-last-pipeline-num-layers 2 "
+                                                                  "--num-layers-per-virtual-pipeline-stage 1",
+                                                                  "args.sh"),
+                                        sc.model, sc.training, s),
+                    doctest::Contains("virtual stages with an uneven first or last stage are not modelled"));
 }
