@@ -31,6 +31,8 @@ void fill_context(const Build& b, StepResult& r) {
   if (b.in.st.recompute == Recompute::selective && b.in.st.recompute_modules != models::RecomputeModules{})
     r.recompute += " (" + models::to_string(b.in.st.recompute_modules) + ")";
   r.sequence_parallel = b.in.cost_in.shape.sequence_parallel;
+  r.stage_layers.assign(b.in.grid.pp(), 0);
+  for (std::size_t u = 0; u < b.in.layers_of_vstage.size(); ++u) r.stage_layers[u % r.stage_layers.size()] += b.in.layers_of_vstage[u];
   r.symmetric = b.in.symmetric;
 }
 

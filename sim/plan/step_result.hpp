@@ -130,6 +130,7 @@ struct StepResult {
   int gpus = 0, tp = 1, pp = 1, dp = 1, ep = 1, cp = 1, zero_stage = 0, micro_batch = 1, microbatches = 1, v = 1;
   int etp = 1;  ///< expert tensor-parallel degree: tp, or 1 where whole experts fold EP over TP
   std::string schedule, recompute;
+  std::vector<int> stage_layers;     ///< transformer layers of each pipeline stage, first to last
   bool sequence_parallel = false;
   std::uint64_t events = 0;          ///< engine events processed
   bool symmetric = false;            ///< simulated representatives only

@@ -1,6 +1,7 @@
 #include "sim/report/comparison.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "sim/report/format.hpp"
 #include "sim/report/text_table.hpp"
@@ -31,10 +32,17 @@ std::string layout(const plan::StepResult& r) {
          (r.offload_optimizer ? (r.offload_param ? " offload+params" : " offload") : "");
 }
 
+// "1f1b, m=64", and where the stages hold different numbers of layers, each stage's:
+// "1f1b, m=64, layers 3/4/4/4/4/4/4/5".
 std::string schedule_text(const plan::StepResult& r) {
   std::string s = r.schedule.empty() ? "-" : r.schedule;
   if (r.v > 1) s += " v" + std::to_string(r.v);
-  return s + ", m=" + std::to_string(r.microbatches);
+  s += ", m=" + std::to_string(r.microbatches);
+  if (std::adjacent_find(r.stage_layers.begin(), r.stage_layers.end(), std::not_equal_to<>()) != r.stage_layers.end()) {
+    s += ", layers ";
+    for (std::size_t i = 0; i < r.stage_layers.size(); ++i) s += (i ? "/" : "") + std::to_string(r.stage_layers[i]);
+  }
+  return s;
 }
 
 std::string fits_text(const plan::StepResult& r) {

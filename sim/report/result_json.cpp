@@ -39,6 +39,9 @@ void write_result_fields(JsonWriter& w, const plan::StepResult& r) {
   w.key("tp").value(r.tp).key("pp").value(r.pp).key("dp").value(r.dp).key("ep").value(r.ep).key("etp").value(r.etp).key("cp").value(r.cp).key("zero_stage").value(r.zero_stage);
   w.key("micro_batch").value(r.micro_batch).key("microbatches").value(r.microbatches).key("v").value(r.v);
   w.key("schedule").value(r.schedule).key("recompute").value(r.recompute);
+  w.key("stage_layers").begin_array();
+  for (int layers : r.stage_layers) w.value(layers);
+  w.end_array();
   w.key("sequence_parallel").value(r.sequence_parallel);
   w.key("step_time_s").value(r.step_time_s).key("tokens_per_s").value(r.tokens_per_s);
   w.key("tflops_per_gpu").value(r.tflops_per_gpu).key("mfu").value(r.mfu).key("hfu").value(r.hfu);
@@ -74,6 +77,8 @@ plan::StepResult read_result_fields(const Field& f) {
   r.v = read_small(f.required("v"));
   r.schedule = f.required("schedule").as_string();
   r.recompute = f.required("recompute").as_string();
+  if (auto stages = f.optional("stage_layers"))  // written since uneven stages
+    for (const Field& layers : stages->items()) r.stage_layers.push_back(read_small(layers));
   r.sequence_parallel = f.required("sequence_parallel").as_bool();
   r.step_time_s = read_number(f.required("step_time_s"));
   r.tokens_per_s = read_number(f.required("tokens_per_s"));

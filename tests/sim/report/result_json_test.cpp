@@ -24,6 +24,7 @@ plan::StepResult every_field_set() {
   r.memory_at_peak = {1, 2, 3, 4, 5, 6, 7};
   r.gpus = 8, r.tp = 2, r.pp = 2, r.dp = 2, r.ep = 2, r.etp = 1, r.cp = 4, r.zero_stage = 1, r.micro_batch = 4, r.microbatches = 16, r.v = 2;
   r.schedule = "interleaved", r.recompute = "selective", r.sequence_parallel = true;
+  r.stage_layers = {3, 4, 5};
   r.events = 1234567890123ULL, r.symmetric = true;
   return r;
 }
@@ -90,6 +91,7 @@ TEST_CASE("a result read back from its JSON equals the result, field for field")
   CHECK(back.v == r.v);
   CHECK(back.schedule == r.schedule);
   CHECK(back.recompute == r.recompute);
+  CHECK(back.stage_layers == r.stage_layers);
   CHECK(back.sequence_parallel == r.sequence_parallel);
   CHECK(back.events == r.events);
   CHECK(back.symmetric == r.symmetric);
