@@ -40,6 +40,10 @@ struct ValidationRow {
   double measured = 0, predicted = 0;
   double error = 0;        ///< (predicted − measured) / measured, signed
   double tolerance = 0;
+  /// The published run ran, so its plan fit on the machine: `fits` false is stepsim's memory model
+  /// disagreeing with a measurement (memory_note says by how much and what dominates).
+  bool fits = true;
+  std::string memory_note;
   bool within() const;
 };
 

@@ -65,6 +65,20 @@ std::string format_rankings(const std::vector<ValidationRow>& rows) {
          "(regret: how much slower the predicted-best plan of a group measured than the measured best)\n";
 }
 
+// Every published run fit on its machine; a plan stepsim's memory model says does not fit is a
+// memory error the step-time columns cannot show.
+std::string format_memory(const std::vector<ValidationRow>& rows) {
+  std::vector<const ValidationRow*> short_of_memory;
+  for (const auto& r : rows)
+    if (!r.fits) short_of_memory.push_back(&r);
+  std::string out = "\nmemory: " + std::to_string(rows.size() - short_of_memory.size()) + " of " +
+                    std::to_string(rows.size()) + " measured plans fit by stepsim's memory model\n";
+  if (short_of_memory.empty()) return out;
+  TextTable table({"ran, but does not fit here", "why"}, {Align::left, Align::left});
+  for (const auto* r : short_of_memory) table.add_row({r->name, r->memory_note});
+  return out + table.render();
+}
+
 }  // namespace
 
 std::string format_validation(const std::vector<ValidationRow>& rows) {
@@ -81,7 +95,7 @@ std::string format_validation(const std::vector<ValidationRow>& rows) {
   };
   for (const auto& s : summarize_by_source(rows)) add(s);
   add(summarize("", rows));
-  return table.render() + "\n" + summary.render() + format_rankings(rows);
+  return table.render() + "\n" + summary.render() + format_rankings(rows) + format_memory(rows);
 }
 
 void write_validation_json(const std::vector<ValidationRow>& rows, std::ostream& out) {
@@ -91,7 +105,7 @@ void write_validation_json(const std::vector<ValidationRow>& rows, std::ostream&
     w.line_break().begin_object();
     w.key("name").value(r.name).key("source").value(r.source).key("metric").value(r.metric);
     w.key("measured").value(r.measured).key("predicted").value(r.predicted).key("error").value(r.error);
-    w.key("tolerance").value(r.tolerance).key("within").value(r.within());
+    w.key("tolerance").value(r.tolerance).key("within").value(r.within()).key("fits").value(r.fits);
     if (!r.group.empty()) w.key("group").value(r.group);
     w.end_object();
   }
