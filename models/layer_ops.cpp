@@ -33,6 +33,13 @@ std::string to_string(const RecomputeModules& m) {
   return out;
 }
 
+std::vector<std::string> recompute_module_names() {
+  RecomputeModules m;
+  std::vector<std::string> out;
+  for (const auto& [flag, name] : module_flags(m)) out.emplace_back(name);
+  return out;
+}
+
 bool add_recompute_module(RecomputeModules& m, std::string_view name) {
   for (const auto& [flag, known] : module_flags(m))
     if (name == known) return *flag = true;

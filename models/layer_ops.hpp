@@ -46,6 +46,8 @@ struct RecomputeModules {
 std::string to_string(const RecomputeModules& m);
 /// Turns on the module Megatron-Core names `name` and returns true; false for any other text.
 bool add_recompute_module(RecomputeModules& m, std::string_view name);
+/// The names of RecomputeModules' modules, in its order.
+std::vector<std::string> recompute_module_names();
 
 /// FP8 training as NVIDIA Transformer Engine runs it (models/fp8_ops.cpp): the layers' linear
 /// GEMMs in FP8 with the scaling recipe named, everything else in 16-bit.

@@ -392,8 +392,7 @@ class MegatronArgsReader {
         if (const std::string refused = recompute_module_refused(name); !refused.empty())
           notes_.emplace_back(w.pos(), "--recompute-modules " + name + ": " + refused + "; costed as kept");
         else if (!models::add_recompute_module(s_.recompute_modules, name))
-          fail(w.pos(), a.name, "expected core_attn, layernorm, moe_act, mla_up_proj, mlp, moe or shared_experts, found '" +
-                                    name + "'");
+          fail(w.pos(), a.name, "expected one of " + megatron_recompute_module_list() + ", found '" + name + "'");
     }
     if (s_.recompute_modules == models::RecomputeModules{.core_attn = false}) s_.recompute = Recompute::none;
     if (const std::string why = recompute_modules_not_costed(s_); !why.empty()) note(a, why);

@@ -1,5 +1,6 @@
 #include "sim/plan/megatron_flags.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "models/layer_ops.hpp"
@@ -67,8 +68,8 @@ bool has_no_effect(const std::string& flag) { return kNoEffect.count(flag) > 0; 
 // pipe's or the next command's words apart, so any other word (tee, torchrun) ends the list.
 bool is_list_word(const std::string& w) {
   if (w.empty() || w.compare(0, 2, "--") == 0) return false;
-  models::RecomputeModules scratch;
-  return w[0] == '$' || models::add_recompute_module(scratch, w) || !recompute_module_refused(w).empty() ||
+  const auto& modules = megatron_recompute_modules();
+  return w[0] == '$' || std::find(modules.begin(), modules.end(), w) != modules.end() ||
          (w.find('_') != std::string::npos && w.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos);
 }
 

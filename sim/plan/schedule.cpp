@@ -182,8 +182,27 @@ std::optional<Recompute> recompute_named(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+const std::vector<std::string> kRefusedModules{"mlp", "moe", "shared_experts"};
+}  // namespace
+
+const std::vector<std::string>& megatron_recompute_modules() {
+  static const std::vector<std::string> names = [] {
+    auto all = models::recompute_module_names();
+    all.insert(all.end(), kRefusedModules.begin(), kRefusedModules.end());
+    return all;
+  }();
+  return names;
+}
+
+std::string megatron_recompute_module_list() {
+  std::string out;
+  for (const auto& name : megatron_recompute_modules()) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 std::string recompute_module_refused(std::string_view name) {
-  if (name != "mlp" && name != "moe" && name != "shared_experts") return "";
+  if (std::find(kRefusedModules.begin(), kRefusedModules.end(), name) == kRefusedModules.end()) return "";
   return "recomputing " + std::string(name) + " re-runs the communication inside it (" +
          (name == "moe" ? "the token dispatch" : "its tensor-parallel gathers") + "), which is not modelled";
 }

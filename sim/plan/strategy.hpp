@@ -1,5 +1,5 @@
 // A parallel strategy: how one training step of a model is split over the GPUs of a cluster.
-// Plain data read from a scenario's `strategies:` list (scenario_yaml.cpp) and checked against the
+// Plain data read from a scenario's `strategies:` list (strategy_yaml.cpp) and checked against the
 // model and machine by check_strategy (strategy_check.cpp). Field meanings follow Megatron-LM and
 // DeepSpeed; defaults are theirs where they have one (cited at the field).
 #pragma once
@@ -49,6 +49,11 @@ std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
 /// moe re-run the communication inside them (TP gathers, the token dispatch), which the plan does
 /// not place again. Empty for any other name.
 std::string recompute_module_refused(std::string_view name);
+/// Every name Megatron-Core's --recompute-modules accepts: the costed ones
+/// (models::recompute_module_names) and the refused ones.
+const std::vector<std::string>& megatron_recompute_modules();
+/// Those names, ", "-separated, for an error.
+std::string megatron_recompute_module_list();
 
 /// Where each field came from in the file, so check_strategy can point at the offending value.
 struct StrategyPositions {

@@ -13,7 +13,7 @@ reference="$SOURCE_DIR/scenarios/REFERENCE.md"
 
 # The readers of what a scenario may contain: the scenario itself, its sweep space, hardware (a
 # preset mapping, a whole hardware mapping, server, network, comm), an inline GPU and the model.
-readers="sim/plan/scenario_yaml.cpp sim/sweep/sweep_yaml.cpp hardware/hardware_yaml.cpp
+readers="sim/plan/scenario_yaml.cpp sim/plan/strategy_yaml.cpp sim/sweep/sweep_yaml.cpp hardware/hardware_yaml.cpp
 hardware/server_yaml.cpp hardware/gpu_yaml.cpp models/model_yaml.cpp"
 # Left out on purpose:
 #   sim/report/validation.cpp  the `validation:` block, read only by `stepsim validate` for the

@@ -111,7 +111,7 @@ TEST_CASE("--recompute-modules lands in the strategy; modules with communication
   CHECK_THROWS_WITH(apply("--recompute-granularity selective --recompute-modules moe_act moe_ack"),
                     doctest::Contains("found 'moe_ack'"));
   CHECK_THROWS_WITH(apply("--recompute-granularity selective --recompute-modules moe_ack"),
-                    doctest::Contains("expected core_attn, layernorm, moe_act, mla_up_proj, mlp, moe or shared_experts, found 'moe_ack'"));
+                    doctest::Contains("expected one of core_attn, layernorm, moe_act, mla_up_proj, mlp, moe, shared_experts, found 'moe_ack'"));
 }
 
 TEST_CASE("moe_act frees each layer's expert activation output from the simulated peak") {
