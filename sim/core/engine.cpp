@@ -84,7 +84,7 @@ TaskId Engine::add_compute(StreamId stream, Duration duration) {
   return TaskId{id};
 }
 
-TaskId Engine::add_transfer(std::vector<LinkId> route, std::int64_t bytes, Duration latency,
+TaskId Engine::add_transfer(std::span<const LinkId> route, std::int64_t bytes, Duration latency,
                             std::optional<StreamId> stream) {
   if (route.empty()) fail("add_transfer: the route is empty; a transfer needs at least one link");
   for (const LinkId l : route)
@@ -97,7 +97,7 @@ TaskId Engine::add_transfer(std::vector<LinkId> route, std::int64_t bytes, Durat
   TaskGraph& g = impl_->graph;
   g.tasks[id].aux = static_cast<std::uint32_t>(g.transfers.size());
   const auto begin = static_cast<std::uint32_t>(g.routes.size());
-  g.routes.insert(g.routes.end(), route.begin(), route.end());
+  g.routes.append(route.data(), route.data() + route.size());
   g.transfers.push_back(TransferSpec{begin, static_cast<std::uint32_t>(g.routes.size()), bytes, latency.ps});
   return TaskId{id};
 }

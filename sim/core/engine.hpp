@@ -31,8 +31,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -92,8 +94,13 @@ class Engine {
   void scale_link(LinkId link, double factor);
 
   TaskId add_compute(StreamId stream, Duration duration);
-  TaskId add_transfer(std::vector<LinkId> route, std::int64_t bytes, Duration latency,
+  /// The route is copied into the graph.
+  TaskId add_transfer(std::span<const LinkId> route, std::int64_t bytes, Duration latency,
                       std::optional<StreamId> stream = std::nullopt);
+  TaskId add_transfer(std::initializer_list<LinkId> route, std::int64_t bytes, Duration latency,
+                      std::optional<StreamId> stream = std::nullopt) {
+    return add_transfer(std::span<const LinkId>(route.begin(), route.size()), bytes, latency, stream);
+  }
   TaskId add_delay(Duration duration, std::optional<StreamId> stream = std::nullopt);
   TaskId add_marker(std::optional<StreamId> stream = std::nullopt);
   TaskId add_hold(StreamId stream);

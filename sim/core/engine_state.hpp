@@ -12,6 +12,7 @@
 
 #include "sim/core/engine.hpp"
 #include "sim/core/flow_network.hpp"
+#include "sim/core/pod_vector.hpp"
 
 namespace stepsim::core {
 
@@ -50,13 +51,19 @@ struct GroupRecord {
   std::int64_t arrival_ps = 0;
 };
 
+struct Edge {
+  std::uint32_t before = 0;
+  std::uint32_t after = 0;  ///< | kHoldEdge where it releases a hold
+};
+
+// PodVector, not std::vector: these grow to hundreds of MB by push_back (pod_vector.hpp).
 struct TaskGraph {
-  std::vector<TaskRecord> tasks;
-  std::vector<TransferSpec> transfers;
-  std::vector<LinkId> routes;                                 ///< all transfer routes, flat
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  ///< (before, after | kHoldEdge?)
-  std::vector<GroupRecord> groups;
-  std::vector<std::uint32_t> group_of;  ///< task -> its group where TaskRecord::in_group, sized as groups are added
+  PodVector<TaskRecord> tasks;
+  PodVector<TransferSpec> transfers;
+  PodVector<LinkId> routes;  ///< all transfer routes, flat
+  PodVector<Edge> edges;
+  PodVector<GroupRecord> groups;
+  PodVector<std::uint32_t> group_of;  ///< task -> its group where TaskRecord::in_group, sized as groups are added
 };
 
 struct StreamRecord {

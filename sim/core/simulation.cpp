@@ -29,8 +29,7 @@ void Simulation::build_successors() {
   succ_.resize(s_.graph.edges.size());
   std::vector<std::uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
   for (const auto& [before, after] : s_.graph.edges) succ_[fill[before]++] = after;
-  s_.graph.edges.clear();
-  s_.graph.edges.shrink_to_fit();
+  s_.graph.edges.release();
 }
 
 void Simulation::build_stream_orders() {

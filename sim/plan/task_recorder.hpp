@@ -14,6 +14,7 @@
 
 #include "sim/comm/ops.hpp"
 #include "sim/core/engine.hpp"
+#include "sim/core/pod_vector.hpp"
 #include "sim/plan/step_result.hpp"
 
 namespace stepsim::plan {
@@ -107,8 +108,8 @@ class TaskRecorder {
 
   core::Engine& engine() { return engine_; }
   const core::Engine& engine() const { return engine_; }
-  const std::vector<TaskMeta>& meta() const { return meta_; }
-  const std::vector<MemEvent>& mem() const { return mem_; }
+  const core::PodVector<TaskMeta>& meta() const { return meta_; }
+  const core::PodVector<MemEvent>& mem() const { return mem_; }
   /// Explicit dependencies, (before, after), when kept.
   const std::vector<std::pair<core::TaskId, core::TaskId>>& dependencies() const { return dependencies_; }
 
@@ -123,8 +124,8 @@ class TaskRecorder {
   std::vector<std::array<core::StreamId, kSlots>> streams_;
   std::vector<double> slowdown_;
   std::vector<std::optional<core::TaskId>> last_on_dp_;
-  std::vector<TaskMeta> meta_;
-  std::vector<MemEvent> mem_;
+  core::PodVector<TaskMeta> meta_;  // millions of records: grown by realloc (pod_vector.hpp)
+  core::PodVector<MemEvent> mem_;
   std::vector<std::pair<core::TaskId, core::TaskId>> dependencies_;
   int collectives_ = 0;
 };
