@@ -14,25 +14,21 @@ namespace {
 
 using core::TaskId;
 
-// One planned transfer as engine tasks: a flow per equal-cost route (bytes split evenly), joined
-// by a marker when there are several. Returns the task that finishes when all of it has.
 TaskId join_all(core::Engine& engine, const std::vector<TaskId>& tasks) {
   const TaskId join = engine.add_marker();
   for (TaskId t : tasks) engine.add_dependency(t, join);
   return join;
 }
 
-TaskId emit_transfer(Network& net, const CollectiveRequest& req, const PlannedTransfer& t,
-                     std::optional<std::int64_t> folded_latency_ps, const std::vector<TaskId>& deps) {
-  core::Engine& engine = net.engine();
+// One planned transfer as engine tasks: a flow per equal-cost route (bytes split evenly), joined
+// by a marker when there are several. Returns the task that finishes when all of it has.
+TaskId emit_transfer(core::Engine& engine, const PlannedTransfer& t, const std::vector<LaidOutCollective::Flow>& flows,
+                     const std::vector<TaskId>& deps) {
   if (t.is_join) return join_all(engine, deps);
-  const auto routes = planned_routes(net.router(), req.gpus, t);
-  const auto wire = static_cast<std::int64_t>(static_cast<double>(t.bytes) * t.wire_factor + 0.5);
-  const auto shares = split_bytes(wire, static_cast<int>(routes.size()));
   std::vector<TaskId> parts;
-  for (std::size_t i = 0; i < routes.size(); ++i) {
-    const auto latency = core::picoseconds(folded_latency_ps ? *folded_latency_ps : transfer_latency_ps(net.cluster(), routes[i], t));
-    parts.push_back(engine.add_transfer(net.engine_route(routes[i]), shares[i], latency));
+  parts.reserve(flows.size());
+  for (const LaidOutCollective::Flow& f : flows) {
+    parts.push_back(engine.add_transfer(f.route, f.bytes, f.latency));
     for (TaskId d : deps) engine.add_dependency(d, parts.back());
   }
   return parts.size() == 1 ? parts.front() : join_all(engine, parts);
@@ -87,13 +83,36 @@ CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const
 CollectiveTasks emit_collective(Network& net, const CollectiveRequest& req, const PlannedCollective& planned,
                                 const std::vector<core::StreamId>& streams) {
   check_streams(req, streams.size());
-  const StepPlan& plan = planned.plan;
-  const auto& folded = planned.folded_latency_ps;
+  return emit_collective(net, lay_out(net, req, planned), streams);
+}
+
+LaidOutCollective lay_out(const Network& net, const CollectiveRequest& req, const PlannedCollective& planned) {
+  LaidOutCollective out{.planned = &planned, .transfers = std::vector<std::vector<LaidOutCollective::Flow>>(planned.plan.transfers.size())};
+  for (std::size_t i = 0; i < planned.plan.transfers.size(); ++i) {
+    const PlannedTransfer& t = planned.plan.transfers[i];
+    if (t.is_join) continue;
+    const auto routes = planned_routes(net.router(), req.gpus, t);
+    const auto wire = static_cast<std::int64_t>(static_cast<double>(t.bytes) * t.wire_factor + 0.5);
+    const auto shares = split_bytes(wire, static_cast<int>(routes.size()));
+    const auto& folded = planned.folded_latency_ps[i];
+    for (std::size_t r = 0; r < routes.size(); ++r)
+      out.transfers[i].push_back({.route = net.engine_route(routes[r]),
+                                  .bytes = shares[r],
+                                  .latency = core::picoseconds(folded ? *folded : transfer_latency_ps(net.cluster(), routes[r], t))});
+  }
+  return out;
+}
+
+CollectiveTasks emit_collective(Network& net, const LaidOutCollective& laid_out, const std::vector<core::StreamId>& streams) {
+  const StepPlan& plan = laid_out.planned->plan;
+  if (streams.size() != plan.rank_done.size())
+    throw std::invalid_argument(std::to_string(streams.size()) + " member streams for " + std::to_string(plan.rank_done.size()) + " GPUs");
   CollectiveTasks out;
-  out.chosen = planned.chosen;
+  out.chosen = laid_out.planned->chosen;
   out.protocol = plan.protocol;
 
   core::Engine& engine = net.engine();
+  out.members.reserve(streams.size());
   for (auto s : streams) out.members.push_back(engine.add_hold(s));
   out.group = engine.add_group(out.members);
   const TaskId launch = engine.add_delay(core::picoseconds(plan.launch_latency_ps));
@@ -101,15 +120,17 @@ CollectiveTasks emit_collective(Network& net, const CollectiveRequest& req, cons
 
   std::vector<TaskId> done;
   done.reserve(plan.transfers.size());
+  std::vector<TaskId> deps;
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& t = plan.transfers[i];
-    std::vector<TaskId> deps;
+    deps.clear();
     for (int a : t.after) deps.push_back(done[static_cast<std::size_t>(a)]);
     if (deps.empty()) deps.push_back(launch);
-    done.push_back(emit_transfer(net, req, t, folded[i], deps));
+    done.push_back(emit_transfer(engine, t, laid_out.transfers[i], deps));
   }
+  std::vector<TaskId> mine;
   for (std::size_t r = 0; r < out.members.size(); ++r) {
-    std::vector<TaskId> mine;
+    mine.clear();
     for (int t : plan.rank_done[r]) mine.push_back(done[static_cast<std::size_t>(t)]);
     if (mine.empty()) mine.push_back(launch);
     engine.hold_until(out.members[r], mine.size() == 1 ? mine.front() : join_all(engine, mine));

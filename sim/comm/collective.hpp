@@ -36,6 +36,7 @@ struct CollectiveRequest {
   std::optional<hw::Protocol> protocol{};  ///< none: the tuner picks, as NCCL does without NCCL_PROTO
   int root = 0;                   ///< broadcast root (a rank, not a GPU)
   bool coarse = false;            ///< fold ring steps into one flow per rank (large groups)
+  bool operator==(const CollectiveRequest&) const = default;
 };
 
 struct CollectiveTasks {
@@ -54,6 +55,23 @@ CollectiveTasks add_collective(Network& network, const CollectiveRequest& reques
 /// add_collective()'s tasks for a plan already kept under key_of(request) (Network::planned), which
 /// the caller has looked up: no second lookup, no second check of a group planned before.
 CollectiveTasks emit_collective(Network& network, const CollectiveRequest& request, const PlannedCollective& planned,
+                                const std::vector<core::StreamId>& member_streams);
+
+/// A kept plan laid out on one group's GPUs: each transfer's flows as engine routes with their
+/// wire bytes and start latencies. emit_collective() lays the plan out at every call; a caller
+/// that emits the same collective many times (a pipeline channel's sends) lays it out once.
+struct LaidOutCollective {
+  struct Flow {
+    std::vector<core::LinkId> route;
+    std::int64_t bytes = 0;
+    core::Duration latency{};
+  };
+  const PlannedCollective* planned = nullptr;  ///< kept by the Network (or its PlanCache), never moved
+  std::vector<std::vector<Flow>> transfers;    ///< per plan transfer; a join has none
+};
+LaidOutCollective lay_out(const Network& network, const CollectiveRequest& request, const PlannedCollective& planned);
+/// emit_collective() of a laid-out plan. Requires: member_streams.size() == the group's size.
+CollectiveTasks emit_collective(Network& network, const LaidOutCollective& laid_out,
                                 const std::vector<core::StreamId>& member_streams);
 
 /// The key under which a Network keeps the plan add_collective() makes for `request`.

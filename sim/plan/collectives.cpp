@@ -86,8 +86,12 @@ std::vector<core::TaskId> Collectives::add_flows(const comm::CollectiveRequest& 
                                                  const std::vector<core::StreamId>& streams) {
   comm::Network& net = *b_.network;
   const bool tuned_here = request.algorithm == comm::Algorithm::automatic && !request.protocol;
-  if (const comm::PlannedCollective* kept = net.planned(comm::key_of(request)))
-    return comm::emit_collective(net, request, *kept, streams).members;
+  if (last_laid_out_ && request == last_request_) return comm::emit_collective(net, *last_laid_out_, streams).members;
+  if (const comm::PlannedCollective* kept = net.planned(comm::key_of(request))) {
+    last_request_ = request;
+    last_laid_out_ = comm::lay_out(net, request, *kept);
+    return comm::emit_collective(net, *last_laid_out_, streams).members;
+  }
   if (!tuned_here || !b_.in.sc.faults.links.empty()) return comm::add_collective(net, request, streams).members;
   auto& solved = tuned_choices_[{static_cast<int>(request.op), request.bytes, request.gpus.size(), request.coarse}];
   // The latest few only: on a fabric with no alike groups each check would fail, and tuning is

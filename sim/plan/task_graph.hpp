@@ -62,6 +62,10 @@ class Collectives {
   };
   // op, bytes, group size, coarse -> the choices tuned so far, each for a group no earlier one matched
   std::map<std::tuple<int, std::int64_t, std::size_t, bool>, std::vector<TunedChoice>> tuned_choices_;
+  // The last kept plan add_flows() emitted, laid out: a pipeline channel sends one message after
+  // another on the same pair, which then skips the plan lookup and the routing.
+  comm::CollectiveRequest last_request_;
+  std::optional<comm::LaidOutCollective> last_laid_out_;
   SplitTime concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group);
   /// Members that finish after `t.latency`, then `t.bandwidth` on the group's shared link.
   std::vector<core::TaskId> shared(const std::vector<core::StreamId>& streams, const std::vector<int>& group, SplitTime t);

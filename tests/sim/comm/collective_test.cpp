@@ -26,6 +26,33 @@ TEST_CASE("a ring all-reduce on an idle ring takes 2(n-1)/n S/B + 2(n-1) alpha")
   }
 }
 
+TEST_CASE("a plan laid out once and emitted twice on the same streams runs twice, back to back") {
+  // The ring all-reduce above: 72 us each. The second waits on the streams for the first, so the
+  // last member finishes at 144 us, as with two add_collective calls.
+  const auto cluster = ring_cluster(4, 100e9, 2'000'000);
+  const hw::Router router(cluster);
+  const CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(4), .bytes = 4'000'000, .algorithm = Algorithm::ring};
+  core::Engine engine;
+  Network net(engine, cluster, router);
+  std::vector<core::StreamId> streams;
+  for (int g = 0; g < 4; ++g) streams.push_back(engine.add_stream(engine.add_device(), core::StreamKind::communication));
+  const CollectiveTasks first = add_collective(net, req, streams);
+  const PlannedCollective* kept = net.planned(key_of(req));
+  REQUIRE(kept != nullptr);
+  const LaidOutCollective laid_out = lay_out(net, req, *kept);
+  CHECK(laid_out.transfers.size() == kept->plan.transfers.size());
+  const CollectiveTasks second = emit_collective(net, laid_out, streams);
+  CHECK_THROWS_AS(emit_collective(net, laid_out, {streams[0]}), std::invalid_argument);
+  engine.run();
+  for (std::size_t r = 0; r < 4; ++r) {
+    CHECK(static_cast<double>(engine.finish_of(first.members[r]).ps) * 1e-6 <= doctest::Approx(72.0).epsilon(1e-9));
+    CHECK(static_cast<double>(engine.start_of(second.members[r]).ps) * 1e-6 == doctest::Approx(static_cast<double>(engine.finish_of(first.members[r]).ps) * 1e-6));
+  }
+  double last = 0;
+  for (const auto m : second.members) last = std::max(last, static_cast<double>(engine.finish_of(m).ps) * 1e-6);
+  CHECK(last == doctest::Approx(144.0).epsilon(1e-9));
+}
+
 TEST_CASE("ring all-gather and reduce-scatter take (n-1) steps of S/n") {
   // n = 4, S = 4 MB: 3 steps of (1 MB / 100 GB/s + 2 us) = 36 us.
   const auto cluster = ring_cluster(4, 100e9, 2'000'000);
