@@ -86,11 +86,13 @@ std::vector<core::TaskId> Collectives::add_flows(const comm::CollectiveRequest& 
                                                  const std::vector<core::StreamId>& streams) {
   comm::Network& net = *b_.network;
   const bool tuned_here = request.algorithm == comm::Algorithm::automatic && !request.protocol;
-  if (last_laid_out_ && request == last_request_) return comm::emit_collective(net, *last_laid_out_, streams).members;
+  if (last_laid_out_ != nullptr && request == last_request_) return comm::emit_collective(net, *last_laid_out_, streams).members;
   if (const comm::PlannedCollective* kept = net.planned(comm::key_of(request))) {
+    comm::LaidOutCollective& laid_out = laid_out_[kept];
+    if (laid_out.planned == nullptr) laid_out = comm::lay_out(net, request, *kept);
     last_request_ = request;
-    last_laid_out_ = comm::lay_out(net, request, *kept);
-    return comm::emit_collective(net, *last_laid_out_, streams).members;
+    last_laid_out_ = &laid_out;
+    return comm::emit_collective(net, laid_out, streams).members;
   }
   if (!tuned_here || !b_.in.sc.faults.links.empty()) return comm::add_collective(net, request, streams).members;
   auto& solved = tuned_choices_[{static_cast<int>(request.op), request.bytes, request.gpus.size(), request.coarse}];

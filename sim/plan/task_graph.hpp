@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "hardware/router.hpp"
@@ -62,10 +63,12 @@ class Collectives {
   };
   // op, bytes, group size, coarse -> the choices tuned so far, each for a group no earlier one matched
   std::map<std::tuple<int, std::int64_t, std::size_t, bool>, std::vector<TunedChoice>> tuned_choices_;
-  // The last kept plan add_flows() emitted, laid out: a pipeline channel sends one message after
-  // another on the same pair, which then skips the plan lookup and the routing.
+  // Each kept plan add_flows() emitted, laid out once (kept plans never move), and the last
+  // request: a pipeline channel sends one message after another on the same pair, which then
+  // skips the plan lookup too.
+  std::unordered_map<const comm::PlannedCollective*, comm::LaidOutCollective> laid_out_;
   comm::CollectiveRequest last_request_;
-  std::optional<comm::LaidOutCollective> last_laid_out_;
+  const comm::LaidOutCollective* last_laid_out_ = nullptr;
   SplitTime concurrent_dp_time(comm::Op op, std::int64_t bytes, int stage, const std::vector<int>& group);
   /// Members that finish after `t.latency`, then `t.bandwidth` on the group's shared link.
   std::vector<core::TaskId> shared(const std::vector<core::StreamId>& streams, const std::vector<int>& group, SplitTime t);
