@@ -28,8 +28,11 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   // Routed experts under EP are sharded over their own dp/ep replicas (Megatron-Core's
   // expert-data-parallel group); everything else over the shard group.
   const std::int64_t experts = b.in.stage_expert_params[stage];
-  const auto dense = models::model_state_bytes(b.in.stage_params[stage] - experts, zero, b.in.shard_degree);
-  const auto expert = models::model_state_bytes(experts, zero, std::max(1, b.in.st.expert_dp_degree()));
+  // Gradients are held at the dtype they are reduced in (PlanInputs::grad_bytes): Megatron-Core's
+  // main_grad buffer is fp32 unless --grad-reduce-in-bf16 (distributed.DistributedDataParallel).
+  const auto grads = b.in.grad_bytes == 4 ? models::GradPrecision::fp32 : models::GradPrecision::bf16;
+  const auto dense = models::model_state_bytes(b.in.stage_params[stage] - experts, zero, b.in.shard_degree, grads);
+  const auto expert = models::model_state_bytes(experts, zero, std::max(1, b.in.st.expert_dp_degree()), grads);
   MemoryBreakdown m;
   m.parameters = dense.params + expert.params;
   m.gradients = dense.grads + expert.grads;

@@ -172,3 +172,19 @@ TEST_CASE("a bf16 model's gradients are reduced in fp32 unless grad_reduce_in_bf
   CHECK(dp_bytes(base + ", grad_reduce_in_bf16: true}", "bf16") == std::make_pair(2 * params, 2 * params));
   CHECK(dp_bytes(base + "}", "fp16") == std::make_pair(2 * params, 2 * params));
 }
+
+TEST_CASE("gradients are held in memory at the dtype they are reduced in") {
+  // Megatron-Core's main_grad buffer: the rank's P·8 layer parameters, unsharded under the
+  // distributed optimizer, 4 bytes each in fp32 and 2 with --grad-reduce-in-bf16.
+  auto gradients = [](const std::string& strategy) {
+    const auto sc = plan_test::scenario(on_nodes(strategy, 1, 16));
+    SimOptions opt = plan_test::ideal_network(kBandwidth);
+    opt.hooks.skip_embedding_and_head = true;
+    return simulate(sc, sc.strategies[0], opt).memory_at_peak.gradients;
+  };
+  const auto sc = plan_test::scenario(on_nodes("{name: m, framework: megatron-core}", 1, 16));
+  const std::int64_t params = 8 * layer_cost(cost_inputs(sc, sc.strategies[0])).params;
+  const std::string base = "{name: m, micro_batch: 2, framework: megatron-core";
+  CHECK(gradients(base + "}") == 4 * params);
+  CHECK(gradients(base + ", grad_reduce_in_bf16: true}") == 2 * params);
+}
