@@ -24,6 +24,16 @@ Qkvo qkvo(const Dims& x) {
           t * static_cast<double>(x.kv_heads * x.dv), t * static_cast<double>(x.q_heads * x.dv)};
 }
 
+// Rotary embedding over `elements` query and key elements: fused, one pass each way (read and
+// write e bytes). Eager (EagerOps::rotary, torchtitan's apply_rotary_emb), per element: upcast
+// (e → 4), complex multiply by the frequencies (4 → 4), downcast (4 → e), 2e + 16 bytes, three
+// kernels for each of q and k; its autograd nodes move the same. It keeps nothing: the
+// frequencies do not need a gradient, so the multiply saves only them.
+OpCost rotary_op(const Dims& x, double elements) {
+  if (x.eager.rotary) return memory_op("rotary", (2 * x.e + 16) * elements, (2 * x.e + 16) * elements, 0, 6);
+  return memory_op("rotary", 2 * elements * x.e, 2 * elements * x.e, 0);
+}
+
 void add_flash_attention(std::vector<OpCost>& ops, const Dims& x, const LayerShape& shape) {
   const Qkvo t = qkvo(x);
   // Scores Q·Kᵀ and context P·V: 2·b·s²·(a/t)·d each (d_qk and d_v under latent attention);
@@ -154,16 +164,15 @@ void add_latent_attention(std::vector<OpCost>& ops, const ModelSpec& m, const Di
   const bool q_latent = a.q_lora_rank > 0;
   if (q_latent) ops.push_back(matmul("q_down", {1, n, a.q_lora_rank, x.h}, x.e, false, to_bytes(norm_out)));
   ops.push_back(matmul("kv_down", {1, n, a.kv_lora_rank + rope, x.h}, x.e, false, q_latent ? 0 : to_bytes(norm_out)));
-  if (q_latent) ops.push_back(norm_op("q_norm", x, a.q_lora_rank, a.q_lora_rank));
-  ops.push_back(norm_op("kv_norm", x, a.kv_lora_rank, a.kv_lora_rank));
+  if (q_latent) ops.push_back(norm_op("q_norm", x, a.q_lora_rank, a.q_lora_rank, true));
+  ops.push_back(norm_op("kv_norm", x, a.kv_lora_rank, a.kv_lora_rank, true));
   if (q_latent)
     ops.push_back(matmul("q_up", {1, t, x.q_heads * x.d, a.q_lora_rank}, x.e, false,
                          to_bytes(static_cast<double>(t * a.q_lora_rank) * x.e)));
   else
     ops.push_back(matmul("q_proj", {1, t, x.q_heads * x.d, x.h}, x.e, false, 0));
   ops.push_back(matmul("kv_up", {1, t, x.q_heads * (a.qk_nope_head_dim + x.dv), a.kv_lora_rank}, x.e, false, to_bytes(static_cast<double>(t * a.kv_lora_rank) * x.e)));
-  const double rotated = static_cast<double>(t * (x.q_heads + 1) * rope) * x.e;
-  ops.push_back(memory_op("rotary", 2 * rotated, 2 * rotated, 0));
+  ops.push_back(rotary_op(x, static_cast<double>(t * (x.q_heads + 1) * rope)));
   add_attention_core(ops, x, shape);
   ops.push_back(matmul("out_proj", {1, t, x.h, x.q_heads * x.dv}, x.e, false,
                        to_bytes(static_cast<double>(t * x.q_heads * x.dv) * x.e)));
@@ -184,8 +193,7 @@ void add_attention(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, 
     ops.push_back(op);
   }
   if (m.position == Position::rotary) {
-    const double rotated = static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d) * x.e;
-    ops.push_back(memory_op("rotary", 2 * rotated, 2 * rotated, 0));
+    ops.push_back(rotary_op(x, static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d)));
   }
   add_attention_core(ops, x, shape);
   ops.push_back(matmul("out_proj", {1, x.tokens, x.h, x.q_heads * x.d}, x.e, m.linear_bias,

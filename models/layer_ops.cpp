@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <type_traits>
 
 #include "models/op_builders.hpp"
 
@@ -18,33 +19,50 @@ const char* to_string(Recompute r) {
 }
 
 namespace {
-// Each module's flag beside its Megatron-Core name.
+// Each flag of a set of named switches beside its name: RecomputeModules' Megatron-Core module
+// names, EagerOps' op names.
 template <typename Modules>
-auto module_flags(Modules& m) {
+auto named_flags(Modules& m) requires std::is_same_v<std::remove_const_t<Modules>, RecomputeModules> {
   return std::array{std::pair{&m.core_attn, std::string_view("core_attn")}, std::pair{&m.layernorm, std::string_view("layernorm")},
                     std::pair{&m.moe_act, std::string_view("moe_act")}, std::pair{&m.mla_up_proj, std::string_view("mla_up_proj")}};
 }
-}  // namespace
+template <typename Ops>
+auto named_flags(Ops& e) requires std::is_same_v<std::remove_const_t<Ops>, EagerOps> {
+  return std::array{std::pair{&e.norm, std::string_view("norm")}, std::pair{&e.rotary, std::string_view("rotary")},
+                    std::pair{&e.activation, std::string_view("activation")}};
+}
 
-std::string to_string(const RecomputeModules& m) {
+template <typename Set>
+std::string joined(const Set& set) {
   std::string out;
-  for (const auto& [on, name] : module_flags(m))
+  for (const auto& [on, name] : named_flags(set))
     if (*on) out += (out.empty() ? "" : "+") + std::string(name);
   return out;
 }
 
-std::vector<std::string> recompute_module_names() {
-  RecomputeModules m;
+template <typename Set>
+std::vector<std::string> names() {
+  Set set;
   std::vector<std::string> out;
-  for (const auto& [flag, name] : module_flags(m)) out.emplace_back(name);
+  for (const auto& [flag, name] : named_flags(set)) out.emplace_back(name);
   return out;
 }
 
-bool add_recompute_module(RecomputeModules& m, std::string_view name) {
-  for (const auto& [flag, known] : module_flags(m))
+template <typename Set>
+bool turn_on(Set& set, std::string_view name) {
+  for (const auto& [flag, known] : named_flags(set))
     if (name == known) return *flag = true;
   return false;
 }
+}  // namespace
+
+std::string to_string(const EagerOps& e) { return joined(e); }
+std::vector<std::string> eager_op_names() { return names<EagerOps>(); }
+bool add_eager_op(EagerOps& e, std::string_view name) { return turn_on(e, name); }
+
+std::string to_string(const RecomputeModules& m) { return joined(m); }
+std::vector<std::string> recompute_module_names() { return names<RecomputeModules>(); }
+bool add_recompute_module(RecomputeModules& m, std::string_view name) { return turn_on(m, name); }
 
 const char* to_string(OpKind k) {
   switch (k) {
@@ -136,7 +154,8 @@ void discard_module_outputs(std::vector<OpCost>& ops, const ModelSpec& m, const 
 }
 
 std::vector<OpCost> with_host_calls(std::vector<OpCost> ops) {
-  for (auto& op : ops) op.fwd_host_calls = framework_calls(op.name);
+  // An eager op chain (EagerOps) makes one call per kernel it launches.
+  for (auto& op : ops) op.fwd_host_calls = std::max(framework_calls(op.name), op.fwd_kernels);
   return ops;
 }
 
@@ -184,9 +203,15 @@ void add_mlp_ops(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, co
   ops.push_back(matmul(prefix + "_up", {groups, rows, up_width, x.h}, x.e, m.linear_bias, to_bytes(stored_input)));
   // GELU (fused with the bias): reads and writes f; keeps its input (8sbh/t for f = 4h).
   // SwiGLU / GeGLU: reads gate and up, writes act(gate)·up; keeps both inputs.
+  // Eager (EagerOps::activation): silu reads the gate and writes f, the product reads that and
+  // up and writes f (5f fwd); backward, the product's two gradients (read 2f, write f each) and
+  // silu's (read 2f, write f): 9f; kept: the gate (silu's input), silu's output and up (3f).
   const double in = (gated ? 2 : 1) * ffn_elements * x.e, out = ffn_elements * x.e;
   const std::string act = to_string(m.activation);
-  ops.push_back(memory_op(prefix == "mlp" ? act : prefix + "_" + act, in + out, 2 * in + out, to_bytes(in)));
+  const std::string name = prefix == "mlp" ? act : prefix + "_" + act;
+  if (gated && x.eager.activation) ops.push_back(memory_op(name, 5 * out, 9 * out, to_bytes(3 * out), 2));
+  else ops.push_back(memory_op(name, in + out, 2 * in + out, to_bytes(in)));
+  if (gated && x.eager.activation) ops.back().bwd_kernels = 3;
   ops.push_back(matmul(prefix + "_down", {groups, rows, x.h, ffn}, x.e, m.linear_bias, to_bytes(out)));
 }
 

@@ -49,6 +49,28 @@ bool add_recompute_module(RecomputeModules& m, std::string_view name);
 /// The names of RecomputeModules' modules, in its order.
 std::vector<std::string> recompute_module_names();
 
+/// Elementwise ops a framework runs as PyTorch eager ops, each a chain of kernels through fp32
+/// intermediates, where TransformerEngine, Apex or torch.compile run one fused kernel: what
+/// torchtitan's and HuggingFace transformers' Llama-style models run without torch.compile.
+struct EagerOps {
+  /// RMSNorm as at::rms_norm's composite (nn.RMSNorm, torchtitan and HF's RMSNorm alike): upcast
+  /// to fp32, pow, mean, add eps, rsqrt, mul, downcast, weight mul. LayerNorm is one native
+  /// kernel either way.
+  bool norm = false;
+  /// Rotary embedding as torchtitan's apply_rotary_emb: each of q and k upcast to fp32, multiplied
+  /// as complex numbers by the frequencies, downcast.
+  bool rotary = false;
+  /// A gated activation as silu(gate), then its product with up: two kernels, three tensors kept.
+  bool activation = false;
+  auto operator<=>(const EagerOps&) const = default;
+};
+/// "norm", "rotary", "activation" joined by "+", in that order; "" when none.
+std::string to_string(const EagerOps& e);
+/// Turns on the op named `name` and returns true; false for any other text.
+bool add_eager_op(EagerOps& e, std::string_view name);
+/// The names of EagerOps' ops, in its order.
+std::vector<std::string> eager_op_names();
+
 /// FP8 training as NVIDIA Transformer Engine runs it (models/fp8_ops.cpp): the layers' linear
 /// GEMMs in FP8 with the scaling recipe named, everything else in 16-bit.
 enum class Fp8Recipe {
@@ -111,6 +133,8 @@ struct LayerShape {
   Fp8Recipe fp8 = Fp8Recipe::none;
   /// FP8 GEMMs need transposed FP8 copies of their inputs (hw::GpuSpec::fp8_transposes).
   bool fp8_transposes = true;
+  /// Norms, rotary and the gated activation as eager kernel chains rather than fused kernels.
+  EagerOps eager{};
 
   auto operator<=>(const LayerShape&) const = default;
 };

@@ -36,6 +36,7 @@ Dims dims_of(const ModelSpec& m, const LayerShape& shape) {
   x.etp = shape.etp > 0 ? shape.etp : shape.tp;
   x.dropout = m.dropout;
   x.tp = shape.tp;
+  x.eager = shape.eager;
   return x;
 }
 
@@ -78,16 +79,28 @@ I64 to_bytes(double v) { return static_cast<I64>(v); }
 
 // LayerNorm/RMSNorm: forward reads x, writes y; backward reads dy and x, writes dx (the weight
 // gradient is reduced in the same pass). Keeps its input (Korthikanti: 2sbh per norm).
-OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params) {
+// An eager RMSNorm (EagerOps::norm) is at::rms_norm's composite, per element of e bytes: upcast
+// (e → 4), pow (4 → 4), mean (reads 4), mul by the rsqrt (4 → 4), downcast (4 → e), weight mul
+// (e → e): 28 + 4e bytes in 8 kernels (add eps and rsqrt are per row). Its autograd nodes move
+// 6e + 52: the weight mul's two gradients (4e), the downcast's (e + 4), the rsqrt mul's two
+// (16), mean's expand (4), pow's (12), the sum of x's two gradients (12), the upcast's (4 + e),
+// in 9 kernels. It keeps the fp32 upcast (pow and mul share it) and the downcast output for the
+// weight's gradient: 4 + e bytes where a fused norm keeps e.
+OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params, bool rms) {
   const double elements = static_cast<double>(x.norm_tokens * width);
-  OpCost op = memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e));
+  const bool eager = x.eager.norm && rms;
+  OpCost op = eager ? memory_op(std::move(name), (28 + 4 * x.e) * elements, (52 + 6 * x.e) * elements,
+                                to_bytes((4 + x.e) * elements), 8)
+                    : memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e));
   op.params = params;
   op.param_tensors = static_cast<int>(params / width);  // LayerNorm's weight and bias, RMSNorm's weight
-  op.bwd_kernels = 2;
+  op.bwd_kernels = eager ? 9 : 2;
   return op;
 }
 
-OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x) { return norm_op(std::move(name), x, x.h, norm_params(m)); }
+OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x) {
+  return norm_op(std::move(name), x, x.h, norm_params(m), m.norm == Norm::rmsnorm);
+}
 
 // Residual add with hidden dropout (Megatron's fused bias-dropout-add). Keeps the 1-byte mask.
 OpCost dropout_add_op(std::string name, const Dims& x) {

@@ -30,6 +30,7 @@ struct Dims {
   int etp;        // expert tensor-parallel degree: t, or 1 (whole experts)
   bool dropout;
   int tp;
+  EagerOps eager;
 };
 
 /// Checks that the shape fits the model (TP, EP, CP divide what they split) and works out Dims;
@@ -42,8 +43,9 @@ OpCost memory_op(std::string name, double fwd, double bwd, I64 stored, int kerne
 I64 to_bytes(double v);
 /// LayerNorm / RMSNorm over the rank's norm_tokens × h.
 OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x);
-/// The same over norm_tokens × `width` with `params` weights (latent attention's latent norms).
-OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params);
+/// The same over norm_tokens × `width` with `params` weights (latent attention's latent norms,
+/// RMSNorms: `rms`).
+OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params, bool rms);
 /// Residual add with hidden dropout.
 OpCost dropout_add_op(std::string name, const Dims& x);
 /// The attention block after the layer's input norm: the projections, q/k norms, rotary, the

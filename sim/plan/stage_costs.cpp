@@ -264,6 +264,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.sequence_parallel = s.sequence_parallel && s.tp > 1;
   in.shape.recompute = s.recompute;
   in.shape.recompute_modules = s.recompute_modules;
+  in.shape.eager = s.eager_ops;
   in.shape.flash_attention = s.flash_attention;
   in.shape.fp8 = fp8_recipe_of(sc.training, s);
   in.shape.fp8_transposes = sc.cluster.gpu.fp8_transposes;

@@ -100,6 +100,9 @@ struct Strategy {
   Recompute recompute = Recompute::none;
   /// What `selective` re-runs: Megatron-Core's --recompute-modules (default core_attn).
   models::RecomputeModules recompute_modules;
+  /// Norms, rotary and gated activations run as eager PyTorch kernel chains (models::EagerOps):
+  /// torchtitan and HuggingFace models without torch.compile; fused kernels by default.
+  models::EagerOps eager_ops;
   /// PyTorch DDP default bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel docs).
   std::int64_t dp_bucket_bytes = 25'000'000;
   /// The bucket in parameters, as Megatron-Core counts it (--ddp-bucket-size); 0 = dp_bucket_bytes.

@@ -63,6 +63,16 @@ void read_recompute_modules(const Field& x, const Field& strategy, Strategy& s) 
     s.unmodelled.push_back(config::to_string(x.pos()) + ": recompute_modules: " + note);
 }
 
+// The elementwise ops the framework runs unfused (models::EagerOps); Megatron-Core runs
+// TransformerEngine's fused kernels.
+void read_eager_ops(const Field& x, Strategy& s) {
+  if (s.framework == Framework::megatron_core)
+    x.fail("eager_ops names ops a PyTorch model runs unfused; framework: megatron-core runs TransformerEngine's fused kernels");
+  if (!x.is_sequence()) x.fail("expected a list of ops such as [norm, rotary, activation] (or []), found " + x.found());
+  s.eager_ops = {};
+  for (const Field& item : x.items()) models::add_eager_op(s.eager_ops, item.as_choice(models::eager_op_names()));
+}
+
 }  // namespace
 
 Precision read_precision(const Field& f) {
@@ -88,7 +98,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "zero3_list_collectives", "offload_optimizer", "offload_param", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
                 "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
-                "precision", "fp8_recipe", "recompute_modules", "first_stage_layers", "last_stage_layers"});
+                "precision", "fp8_recipe", "recompute_modules", "eager_ops", "first_stage_layers", "last_stage_layers"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -123,6 +133,7 @@ Strategy read_strategy(const Field& f, int index) {
     s.recompute = read_recompute(*x);
   }
   if (auto x = f.optional("recompute_modules")) read_recompute_modules(*x, f, s);
+  if (auto x = f.optional("eager_ops")) read_eager_ops(*x, s);
   if (auto x = f.optional("dp_bucket_size")) {
     s.dp_bucket_bytes = x->as_bytes();
     s.dp_bucket_params = 0;

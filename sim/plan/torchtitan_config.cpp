@@ -37,6 +37,9 @@ const std::map<std::string, Flavor> kLlama3{{"8B", {32, 4096, 32, 8, 1.3, 1024}}
 const std::set<std::string> kNoEffectSections{"job", "profiling", "metrics", "lr_scheduler", "checkpoint", "validation",
                                               "comm", "memory_estimation", "fault_tolerance"};
 
+constexpr const char* kCompileNote =
+    "torch.compile: the norms, rotary and activation are costed as fused kernels; its other fusions are not modelled";
+
 class TorchtitanReader {
  public:
   TorchtitanReader(const toml::table& root, const std::string& path, const models::ModelSpec& model,
@@ -51,6 +54,7 @@ class TorchtitanReader {
     read_training();
     read_model();
     read_recompute();
+    read_kernels();
     note_the_rest();
     std::stable_sort(notes_.begin(), notes_.end(), [](const auto& a, const auto& b) {
       return std::tie(a.first.line, a.first.column) < std::tie(b.first.line, b.first.column);
@@ -237,7 +241,8 @@ class TorchtitanReader {
     }
     if (const auto* n = at("training", "max_norm"); n && n->value<double>().value_or(0) > 0)
       note(*n, "training.max_norm", "the gradient norm's pass over every gradient is not costed");
-    if (flag("training", "compile")) note(*at("training", "compile"), "training.compile", "torch.compile's fusions are not modelled");
+    if (flag("training", "compile"))
+      note(*at("training", "compile"), "training.compile", kCompileNote);
     if (flag("training", "enable_cpu_offload"))
       note(*at("training", "enable_cpu_offload"), "training.enable_cpu_offload", "CPU offload is not modelled");
   }
@@ -273,6 +278,22 @@ class TorchtitanReader {
     same("ffn_hidden", f.ffn(), model_.ffn_hidden);
   }
 
+  // torchtitan's Llama runs nn.RMSNorm (at::rms_norm's composite), apply_rotary_emb's complex
+  // multiply and silu(w1(x)) * w3(x) as eager kernels (torchtitan/models/llama3/model.py);
+  // torch.compile, applied per transformer block ([compile] enable, the older [training]
+  // compile), fuses them. The older [model] norm_type "fused_rmsnorm" is one Triton kernel.
+  void read_kernels() {
+    if (flag("training", "compile") || flag("compile", "enable")) {
+      s_.eager_ops = {};
+      return;
+    }
+    s_.eager_ops = {.norm = true, .rotary = true, .activation = true};
+    const std::string norm = text("model", "norm_type", "rmsnorm");
+    if (norm == "fused_rmsnorm") s_.eager_ops.norm = false;
+    else if (norm != "rmsnorm")
+      note(*at("model", "norm_type"), "model.norm_type", "a " + norm + " model: the scenario's model and its norm are simulated");
+  }
+
   void read_recompute() {
     const std::string mode = text("activation_checkpoint", "mode", "selective");
     const toml::node* n = at("activation_checkpoint", "mode");
@@ -300,7 +321,7 @@ class TorchtitanReader {
 
   void note_the_rest() {
     static const std::map<std::string, std::set<std::string>> kRead{
-        {"model", {"name", "flavor", "converters", "hf_assets_path", "tokenizer_path", "print_after_conversion"}},
+        {"model", {"name", "flavor", "converters", "hf_assets_path", "tokenizer_path", "print_after_conversion", "norm_type"}},
         {"training", {"local_batch_size", "batch_size", "global_batch_size", "seq_len", "max_norm", "compile",
                       "enable_cpu_offload", "mixed_precision_param", "mixed_precision_reduce", "steps", "dataset",
                       "dataset_path", "gc_freq", "gc_debug", "seed", "deterministic", "warmup_steps"}},
@@ -325,7 +346,7 @@ class TorchtitanReader {
         continue;
       }
       if (name == "compile") {
-        if (flag("compile", "enable")) note(*at("compile", "enable"), "compile.enable", "torch.compile's fusions are not modelled");
+        if (flag("compile", "enable")) note(*at("compile", "enable"), "compile.enable", kCompileNote);
         continue;
       }
       const auto known = kRead.find(name);
@@ -355,7 +376,8 @@ class TorchtitanReader {
 
 const std::vector<std::string>& torchtitan_config_sets() {
   static const std::vector<std::string> keys{"tp", "pp", "dp", "zero_stage", "micro_batch", "schedule", "v",
-                                             "sequence_parallel", "recompute", "fsdp_sharding", "fsdp_reduce_fp32", "cp"};
+                                             "sequence_parallel", "recompute", "fsdp_sharding", "fsdp_reduce_fp32", "cp",
+                                             "eager_ops"};
   return keys;
 }
 

@@ -91,7 +91,7 @@ TEST_CASE("keys that change the cost and are not modelled are notes with their p
   CHECK(s.unmodelled[0] == "t.toml:2:14: model.converters: float8 linear layers are not modelled; costed at the scenario's precision");
   CHECK(s.unmodelled[1] == "t.toml:5:12: training.max_norm: the gradient norm's pass over every gradient is not costed");
   CHECK(s.unmodelled[2].find("t.toml:7:32: parallelism.enable_async_tensor_parallel: async TP is not modelled") == 0);
-  CHECK(s.unmodelled[3] == "t.toml:9:10: compile.enable: torch.compile's fusions are not modelled");
+  CHECK(s.unmodelled[3] == "t.toml:9:10: compile.enable: torch.compile: the norms, rotary and activation are costed as fused kernels; its other fusions are not modelled");
   CHECK(s.unmodelled[4].find("t.toml:12:23: activation_checkpoint.selective_ac_option: checkpointing one block in every 2") == 0);
   CHECK(s.unmodelled[5] == "t.toml:13:1: liger_kernel: not a torchtitan section stepsim knows; not modelled");
 }
@@ -157,4 +157,17 @@ TEST_CASE("context parallelism: its degree leaves the rest to the shard degree, 
   // Only FSDP over the CP ranks: cp 2 with a shard degree of 1 still shards.
   CHECK(apply("[training]\nlocal_batch_size = 2\n[parallelism]\ncontext_parallel_degree = 2\ndata_parallel_shard_degree = 1\n"
               "data_parallel_replicate_degree = 16\n").zero_stage == 3);
+}
+
+TEST_CASE("torchtitan's Llama runs its norms, rotary and SwiGLU eager unless it compiles") {
+  const models::EagerOps all{.norm = true, .rotary = true, .activation = true};
+  CHECK(apply("[training]\nlocal_batch_size = 1\n").eager_ops == all);
+  CHECK(apply("[training]\nlocal_batch_size = 1\n[compile]\nenable = true\n").eager_ops == models::EagerOps{});
+  CHECK(apply("[training]\nlocal_batch_size = 1\ncompile = true\n").eager_ops == models::EagerOps{});
+  // The older norm_type: the Triton fused RMSNorm is one kernel; another norm is a note.
+  CHECK(apply("[model]\nnorm_type = \"fused_rmsnorm\"\n[training]\nlocal_batch_size = 1\n").eager_ops ==
+        models::EagerOps{.rotary = true, .activation = true});
+  const Strategy ln = apply("[model]\nnorm_type = \"layernorm\"\n[training]\nlocal_batch_size = 1\n");
+  REQUIRE(ln.unmodelled.size() == 1);
+  CHECK(ln.unmodelled[0] == "t.toml:2:13: model.norm_type: a layernorm model: the scenario's model and its norm are simulated");
 }

@@ -1,0 +1,52 @@
+// Eager elementwise ops as a strategy key (Strategy::eager_ops): read with positioned errors, and
+// simulated as the activations the unfused kernels keep.
+#include <doctest/doctest.h>
+
+#include "tests/sim/plan/plan_fixture.hpp"
+
+using namespace stepsim;
+using namespace stepsim::plan;
+
+namespace {
+
+// Llama-2 7B cut to 2 layers (h 4096, ffn 11008, RMSNorm, SwiGLU, rotary) on one A100, one
+// sequence of 4096 tokens per step.
+std::string llama(const std::string& strategy) {
+  return R"(name: eager
+hardware: {preset: dgx-a100, gpus: 1}
+model: {preset: llama-2-7b, layers: 2}
+training: {seq_len: 4096, global_batch: 1, precision: bf16}
+strategies:
+  - )" + strategy + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("eager_ops: the ops listed, for any framework but Megatron-Core") {
+  const auto sc = plan_test::scenario(llama("{name: s, framework: fsdp, eager_ops: [norm, activation]}"));
+  CHECK(sc.strategies[0].eager_ops == models::EagerOps{.norm = true, .activation = true});
+  CHECK(plan_test::scenario(llama("{name: s, eager_ops: []}")).strategies[0].eager_ops == models::EagerOps{});
+  CHECK(plan_test::read_error(llama("{name: s, framework: megatron-core, eager_ops: [norm]}"))
+            .find("6:52: strategies[0].eager_ops: eager_ops names ops a PyTorch model runs unfused; framework: "
+                  "megatron-core runs TransformerEngine's fused kernels") != std::string::npos);
+  CHECK(plan_test::read_error(llama("{name: s, eager_ops: [softmax]}")).find("expected one of norm, rotary, activation") !=
+        std::string::npos);
+  CHECK(plan_test::read_error(llama("{name: s, eager_ops: norm}")).find("expected a list of ops such as [norm, rotary, activation]") !=
+        std::string::npos);
+}
+
+TEST_CASE("eager norms and SwiGLU keep more activations: 4 B per norm element, one more ffn tensor") {
+  // Per layer, T = 4096 tokens: each RMSNorm keeps its fp32 upcast and its 16-bit output (6 B per
+  // element) where the fused one keeps its 2-byte input, +4·T·h, twice; the eager SwiGLU keeps
+  // the gate, silu's output and up (3 tensors of T·ffn·2 B) where the fused one keeps two. Rotary
+  // keeps nothing either way; ideal_network leaves out the head and its final norm.
+  auto activations = [](const std::string& strategy) {
+    const auto sc = plan_test::scenario(llama(strategy));
+    return simulate(sc, sc.strategies[0], plan_test::ideal_network(1e12)).memory_at_peak.activations;
+  };
+  const std::int64_t t = 4096, h = 4096, ffn = 11008;
+  const std::int64_t per_layer = 2 * 4 * t * h + t * ffn * 2;
+  const std::int64_t fused = activations("{name: s, framework: fsdp}");
+  const std::int64_t eager = activations("{name: s, framework: fsdp, eager_ops: [norm, rotary, activation]}");
+  CHECK(eager - fused == 2 * per_layer);
+}
