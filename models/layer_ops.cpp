@@ -64,6 +64,8 @@ std::string to_string(const RecomputeModules& m) { return joined(m); }
 std::vector<std::string> recompute_module_names() { return names<RecomputeModules>(); }
 bool add_recompute_module(RecomputeModules& m, std::string_view name) { return turn_on(m, name); }
 
+const char* to_string(SelectivePolicy p) { return p == SelectivePolicy::modules ? "modules" : "torch_ops"; }
+
 const char* to_string(OpKind k) {
   switch (k) {
     case OpKind::matmul: return "matmul";
@@ -153,6 +155,52 @@ void discard_module_outputs(std::vector<OpCost>& ops, const ModelSpec& m, const 
   }
 }
 
+// torchtitan's per-op selective activation checkpointing (SelectivePolicy::torch_ops;
+// torchtitan/models/llama3/parallelize_llama.py _custom_policy, torchtitan @9dec370): inside a
+// block the outputs of aten.mm and of the SDPA kernel are saved, except every second mm, and every
+// other op re-runs from the block's input before its backward. The mms in forward order, a fused
+// op standing for several (qkv: wq, wk, wv; a gated mlp_up: w1, w3): of a Llama block's wq, wk,
+// wv, wo, w1, w3, w2 the outputs of wq, wv, w1 and w2 are saved and wk, wo and w3 re-run. Kept
+// per block: its input, those outputs, the attention output and its fp32 softmax statistics.
+void apply_torch_op_policy(std::vector<OpCost>& ops, const Dims& x) {
+  const double t = static_cast<double>(x.tokens);
+  int mm = 0;
+  // (output elements per token, forward FLOPs) of each mm an op stands for.
+  auto sub_mms = [&x](const OpCost& op) -> std::vector<std::pair<double, double>> {
+    const double q = static_cast<double>(x.q_heads * x.d), k = static_cast<double>(x.kv_heads * x.d),
+                 v = static_cast<double>(x.kv_heads * x.dv);
+    if (op.name == "qkv") return {{q, q}, {k, k}, {v, v}};  // FLOPs ∝ output width (same k, m)
+    if (op.name == "mlp_up" && op.gemm.n == 2 * x.ffn) return {{static_cast<double>(x.ffn), 1}, {static_cast<double>(x.ffn), 1}};
+    if (op.kind == OpKind::matmul) return {{static_cast<double>(op.gemm.n), 1}};
+    return {};
+  };
+  for (auto& op : ops) {
+    const auto parts = sub_mms(op);
+    if (op.name == "attention") {
+      op.recompute = false;
+      op.activation_bytes = to_bytes(t * static_cast<double>(x.q_heads) * (static_cast<double>(x.dv) * x.e + 4));
+      continue;
+    }
+    if (parts.empty()) {  // norms, rotary, activation, residual adds: re-run, keep nothing
+      op.recompute = true;
+      op.activation_bytes = 0;
+      continue;
+    }
+    double saved = 0, rerun = 0, all = 0;
+    for (const auto& [width, flops] : parts) {
+      ++mm;
+      if (mm % 2 == 0) rerun += flops;
+      else saved += width;
+      all += flops;
+    }
+    op.recompute = rerun > 0;
+    op.recompute_share = rerun / all;
+    op.activation_bytes = to_bytes(t * saved * x.e);
+  }
+  // The block's input, which the checkpoint keeps to re-run the rest from.
+  ops.front().activation_bytes = to_bytes(static_cast<double>(x.norm_tokens * x.h) * x.e);
+}
+
 std::vector<OpCost> with_host_calls(std::vector<OpCost> ops) {
   // An eager op chain (EagerOps) makes one call per kernel it launches.
   for (auto& op : ops) op.fwd_host_calls = std::max(framework_calls(op.name), op.fwd_kernels);
@@ -175,6 +223,8 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape) {
   if (m.sandwich_norm) ops.push_back(norm_op("mlp_out_norm", m, x));
   ops.push_back(detail::dropout_add_op("mlp_residual", x));
   discard_module_outputs(ops, m, shape);
+  if (shape.recompute == Recompute::selective && shape.selective_policy == SelectivePolicy::torch_ops)
+    apply_torch_op_policy(ops, x);
   // Row-parallel biases (out_proj, mlp_down: n = h) are replicated, column-parallel ones split;
   // matmul() counts n biases either way, which is right for both.
   if (shape.recompute == Recompute::full) {
@@ -337,7 +387,7 @@ OpTotals sum_ops(const std::vector<OpCost>& ops) {
     t.fwd_flops += op.fwd_flops;
     t.bwd_input_flops += op.bwd_input_flops;
     t.bwd_weight_flops += op.bwd_weight_flops;
-    if (op.recompute) t.recompute_flops += op.fwd_flops;
+    if (op.recompute) t.recompute_flops += op.fwd_flops * op.recompute_share;
     t.fwd_bytes += op.fwd_bytes;
     t.bwd_bytes += op.bwd_input_bytes + op.bwd_weight_bytes;
     t.activation_bytes += op.activation_bytes;

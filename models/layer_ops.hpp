@@ -49,6 +49,13 @@ bool add_recompute_module(RecomputeModules& m, std::string_view name);
 /// The names of RecomputeModules' modules, in its order.
 std::vector<std::string> recompute_module_names();
 
+/// Which ops `selective` recompute re-runs: Megatron-Core's modules (RecomputeModules), or
+/// torchtitan's per-op policy (selective_ac_option = "op"): in each block the outputs of matmuls
+/// and of the attention kernel are saved, except every second matmul, and everything else
+/// re-runs from the block's input (layer_ops.cpp apply_torch_op_policy).
+enum class SelectivePolicy { modules, torch_ops };
+const char* to_string(SelectivePolicy p);
+
 /// Elementwise ops a framework runs as PyTorch eager ops, each a chain of kernels through fp32
 /// intermediates, where TransformerEngine, Apex or torch.compile run one fused kernel: what
 /// torchtitan's and HuggingFace transformers' Llama-style models run without torch.compile.
@@ -103,6 +110,7 @@ struct LayerShape {
   bool sequence_parallel = false;   ///< norms/dropouts on s/t tokens (Korthikanti et al.)
   Recompute recompute = Recompute::none;
   RecomputeModules recompute_modules{};  ///< what `selective` re-runs
+  SelectivePolicy selective_policy = SelectivePolicy::modules;
   bool flash_attention = true;      ///< fused attention core; false = Megatron's unfused path
   bool cudnn_attention = false;     ///< the fused core is cuDNN's (GpuSpec::cudnn_attention_*)
   /// Flash attention skips the masked upper half of the causal score matrix (FlashAttention-2
@@ -155,6 +163,9 @@ struct OpCost {
   /// framework issues a collective per parameter tensor, one each.
   int param_tensors = 0;
   bool recompute = false;            ///< forward re-runs before backward (recompute mode)
+  /// The part of its forward FLOPs (and time) that re-runs: below 1 where a fused op stands for
+  /// several GEMMs and a per-op policy re-runs only some of them.
+  double recompute_share = 1.0;
   bool expert = false;               ///< its parameters are routed experts' (split over EP)
   bool fp8 = false;                  ///< a GEMM that runs at the FP8 rate (LayerShape::fp8)
   bool fp8_cast = false;             ///< a cast or amax kernel of FP8 training

@@ -28,7 +28,9 @@ void fill_context(const Build& b, StepResult& r) {
   r.schedule = to_string(b.in.st.schedule);
   r.recompute = to_string(b.in.st.recompute);
   // Selective recompute names its modules where they are not Megatron's default core_attn.
-  if (b.in.st.recompute == Recompute::selective && b.in.st.recompute_modules != models::RecomputeModules{})
+  if (b.in.st.recompute == Recompute::selective && b.in.st.selective_policy == models::SelectivePolicy::torch_ops)
+    r.recompute += " (torch_ops)";
+  else if (b.in.st.recompute == Recompute::selective && b.in.st.recompute_modules != models::RecomputeModules{})
     r.recompute += " (" + models::to_string(b.in.st.recompute_modules) + ")";
   r.sequence_parallel = b.in.cost_in.shape.sequence_parallel;
   r.stage_layers.assign(b.in.grid.pp(), 0);

@@ -232,7 +232,7 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
     if (op.fp8_cast) c.fp8_cast_ps += times.back().fwd_ps + times.back().bwd_ps();
     c.fwd_flops += op.fwd_flops;
     c.bwd_flops += op.bwd_input_flops + op.bwd_weight_flops;
-    if (op.recompute) c.recompute_flops += op.fwd_flops;
+    if (op.recompute) c.recompute_flops += op.fwd_flops * op.recompute_share;
   }
   c.fwd = fold_tail(forward_segments(times, host, points));
   if (full) {
@@ -265,6 +265,7 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   in.shape.recompute = s.recompute;
   in.shape.recompute_modules = s.recompute_modules;
   in.shape.eager = s.eager_ops;
+  in.shape.selective_policy = s.selective_policy;
   in.shape.flash_attention = s.flash_attention;
   in.shape.fp8 = fp8_recipe_of(sc.training, s);
   in.shape.fp8_transposes = sc.cluster.gpu.fp8_transposes;

@@ -59,7 +59,7 @@ std::string megatron_recompute_module_list();
 struct StrategyPositions {
   config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
       tp_comm_overlap, overlap_param_gather, precision, offload_optimizer, offload_param, recompute_modules,
-      stage_layers;
+      selective_policy, stage_layers;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -98,8 +98,10 @@ struct Strategy {
   int first_stage_layers = 0, last_stage_layers = 0;
   bool sequence_parallel = false;     ///< Korthikanti et al.: TP all-reduce -> all-gather + reduce-scatter
   Recompute recompute = Recompute::none;
-  /// What `selective` re-runs: Megatron-Core's --recompute-modules (default core_attn).
+  /// What `selective` re-runs: Megatron-Core's --recompute-modules (default core_attn), or
+  /// torchtitan's per-op policy (selective_policy: torch_ops).
   models::RecomputeModules recompute_modules;
+  models::SelectivePolicy selective_policy = models::SelectivePolicy::modules;
   /// Norms, rotary and gated activations run as eager PyTorch kernel chains (models::EagerOps):
   /// torchtitan and HuggingFace models without torch.compile; fused kernels by default.
   models::EagerOps eager_ops;

@@ -102,6 +102,20 @@ void check_recompute_modules(const Scenario& sc, const Strategy& s) {
          "flash_attention: true, found flash_attention: false");
 }
 
+// torchtitan's per-op checkpointing policy counts a Llama block's aten.mm calls: its model's
+// attention and dense MLP, under recompute: selective, and not beside Megatron-Core's modules.
+void check_selective_policy(const Scenario& sc, const Strategy& s) {
+  if (s.selective_policy != models::SelectivePolicy::torch_ops) return;
+  const auto why = [&](const std::string& what) { fail(s.where.selective_policy, s, "selective_policy", what); };
+  if (s.recompute != Recompute::selective)
+    why(std::string("torch_ops chooses what selective recompute re-runs: it needs recompute: selective, found recompute: ") +
+        to_string(s.recompute));
+  if (s.framework == Framework::megatron_core) why("torch_ops is torchtitan's per-op policy; Megatron-Core re-runs recompute_modules");
+  if (sc.model.moe.enabled() || sc.model.mla.enabled())
+    why("torch_ops is costed for a dense model's block (torchtitan's Llama); " + sc.model.name +
+        " has experts or latent attention");
+}
+
 // Context parallelism as Megatron-Core runs it: TransformerEngine's ring attention (its fused
 // attention only), the sequence cut into 2·cp chunks for the causal load balance
 // (get_batch_on_this_cp_rank). Not modelled with it: expert parallelism (Megatron-Core carves EP
@@ -280,6 +294,7 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   check_sizes(scenario, s);
   check_experts(scenario, s);
   check_recompute_modules(scenario, s);
+  check_selective_policy(scenario, s);
   check_context(scenario, s);
   check_pipeline(scenario, s);
   check_tp_placement(scenario, s);

@@ -98,12 +98,13 @@ Strategy read_strategy(const Field& f, int index) {
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "zero3_list_collectives", "offload_optimizer", "offload_param", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
                 "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
-                "precision", "fp8_recipe", "recompute_modules", "eager_ops", "first_stage_layers", "last_stage_layers"});
+                "precision", "fp8_recipe", "recompute_modules", "selective_policy", "eager_ops", "first_stage_layers",
+                "last_stage_layers"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
   s.where.schedule = s.where.v = s.where.rank_order = s.where.dp = s.where.micro_batch = f.pos();
-  s.where.tp = s.where.pp = s.where.ep = s.where.etp = s.where.zero_stage = f.pos();
+  s.where.tp = s.where.pp = s.where.ep = s.where.etp = s.where.zero_stage = s.where.selective_policy = f.pos();
   s.name = f.has("name") ? f.required("name").as_string() : "strategy" + std::to_string(index + 1);
   read_parallel_sizes(f, s);
   if (auto x = f.optional("framework")) {
@@ -133,6 +134,11 @@ Strategy read_strategy(const Field& f, int index) {
     s.recompute = read_recompute(*x);
   }
   if (auto x = f.optional("recompute_modules")) read_recompute_modules(*x, f, s);
+  if (auto x = f.optional("selective_policy")) {
+    s.selective_policy = x->as_choice({"modules", "torch_ops"}) == "modules" ? models::SelectivePolicy::modules
+                                                                             : models::SelectivePolicy::torch_ops;
+    s.where.selective_policy = x->pos();
+  }
   if (auto x = f.optional("eager_ops")) read_eager_ops(*x, s);
   if (auto x = f.optional("dp_bucket_size")) {
     s.dp_bucket_bytes = x->as_bytes();

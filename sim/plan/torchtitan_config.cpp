@@ -308,6 +308,8 @@ class TorchtitanReader {
       if (option) value = option->is_integer() ? std::to_string(*option->value<std::int64_t>()) : text("activation_checkpoint", "selective_ac_option", "op");
       if (value == "op") {
         s_.recompute = Recompute::selective;
+        s_.selective_policy = models::SelectivePolicy::torch_ops;
+        s_.where.selective_policy = option ? pos_of(*option) : n ? pos_of(*n) : SourcePos{path_, 0, 0};
       } else {
         s_.recompute = Recompute::full;
         if (value != "1")
@@ -377,7 +379,7 @@ class TorchtitanReader {
 const std::vector<std::string>& torchtitan_config_sets() {
   static const std::vector<std::string> keys{"tp", "pp", "dp", "zero_stage", "micro_batch", "schedule", "v",
                                              "sequence_parallel", "recompute", "fsdp_sharding", "fsdp_reduce_fp32", "cp",
-                                             "eager_ops"};
+                                             "eager_ops", "selective_policy"};
   return keys;
 }
 

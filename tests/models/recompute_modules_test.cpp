@@ -1,5 +1,6 @@
-// Megatron-Core's --recompute-modules (models::RecomputeModules): which ops re-run in backward and
-// what memory each module frees, derived from the tensors the op after it keeps.
+// Megatron-Core's --recompute-modules (models::RecomputeModules) and torchtitan's per-op policy
+// (SelectivePolicy::torch_ops): which ops re-run in backward and what memory each keeps or frees,
+// derived from the tensors the ops keep.
 #include <doctest/doctest.h>
 
 #include "models/layer_ops.hpp"
@@ -99,6 +100,38 @@ TEST_CASE("a shared expert keeps nothing of its own in 16-bit (the router keeps 
 TEST_CASE("the modules' names, in Megatron-Core's spelling") {
   CHECK(to_string(RecomputeModules{}) == "core_attn");
   CHECK(to_string(RecomputeModules{.core_attn = false, .layernorm = true, .moe_act = true}) == "layernorm+moe_act");
+}
+
+TEST_CASE("torchtitan's per-op policy keeps wq, wv, w1, w2 and attention outputs and re-runs the rest") {
+  // Llama-3 8B (h 4096, 32 query and 8 KV heads of 128, ffn 14336), 8192 tokens, bf16. The mms in
+  // order wq wk wv wo w1 w3 w2: the even ones (wk, wo, w3) re-run, the odd ones' outputs are kept.
+  const ModelSpec llama = load_model("llama-3-8b");
+  LayerShape shape{.micro_batch = 1, .seq = 8192};
+  shape.recompute = Recompute::selective;
+  shape.selective_policy = SelectivePolicy::torch_ops;
+  const auto ops = layer_ops(llama, shape);
+  const double t = 8192, e = 2;
+  const OpCost& qkv = op_named(ops, "qkv");
+  CHECK(qkv.recompute);
+  CHECK(qkv.recompute_share == doctest::Approx(1024.0 / (4096 + 1024 + 1024)));  // wk of wq|wk|wv
+  CHECK(qkv.activation_bytes == static_cast<std::int64_t>(t * (4096 + 1024) * e));  // q and v
+  CHECK(op_named(ops, "out_proj").recompute);
+  CHECK(op_named(ops, "out_proj").activation_bytes == 0);
+  const OpCost& up = op_named(ops, "mlp_up");
+  CHECK(up.recompute_share == doctest::Approx(0.5));  // w3 of w1|w3
+  CHECK(up.activation_bytes == static_cast<std::int64_t>(t * 14336 * e));
+  CHECK_FALSE(op_named(ops, "mlp_down").recompute);  // w2, the 7th
+  CHECK(op_named(ops, "mlp_down").activation_bytes == static_cast<std::int64_t>(t * 4096 * e));
+  const OpCost& attention = op_named(ops, "attention");
+  CHECK_FALSE(attention.recompute);
+  CHECK(attention.activation_bytes == static_cast<std::int64_t>(t * 32 * (128 * e + 4)));  // output + fp32 lse
+  for (const char* name : {"rotary", "swiglu", "post_attn_norm", "attn_residual", "mlp_residual"}) {
+    CHECK(op_named(ops, name).recompute);
+    CHECK(op_named(ops, name).activation_bytes == 0);
+  }
+  CHECK(op_named(ops, "input_norm").activation_bytes == static_cast<std::int64_t>(t * 4096 * e));  // the block input
+  // Re-run FLOPs: wk + wo + w3 forward, 2·T·h·(1024 + 4096 + 14336).
+  CHECK(sum_ops(ops).recompute_flops == doctest::Approx(2 * t * 4096 * (1024 + 4096 + 14336)));
 }
 
 }  // namespace

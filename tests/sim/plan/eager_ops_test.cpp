@@ -50,3 +50,17 @@ TEST_CASE("eager norms and SwiGLU keep more activations: 4 B per norm element, o
   const std::int64_t eager = activations("{name: s, framework: fsdp, eager_ops: [norm, rotary, activation]}");
   CHECK(eager - fused == 2 * per_layer);
 }
+
+TEST_CASE("selective_policy: torch_ops needs selective recompute, a dense model and no Megatron-Core") {
+  const auto sc = plan_test::scenario(llama("{name: s, framework: fsdp, recompute: selective, selective_policy: torch_ops}"));
+  CHECK(sc.strategies[0].selective_policy == models::SelectivePolicy::torch_ops);
+  CHECK(plan_test::strategy_error(llama("{name: s, framework: fsdp, recompute: full, selective_policy: torch_ops}"))
+            .find("strategies[0].selective_policy: torch_ops chooses what selective recompute re-runs: it needs recompute: "
+                  "selective, found recompute: full") != std::string::npos);
+  CHECK(plan_test::strategy_error(llama("{name: s, framework: megatron-core, recompute: selective, selective_policy: torch_ops}"))
+            .find("Megatron-Core re-runs recompute_modules") != std::string::npos);
+  CHECK(plan_test::read_error(llama("{name: s, selective_policy: op}")).find("expected one of modules, torch_ops") != std::string::npos);
+  // The run names the policy.
+  const auto r = simulate(sc, sc.strategies[0], plan_test::ideal_network(1e12));
+  CHECK(r.recompute == "selective (torch_ops)");
+}

@@ -45,6 +45,7 @@ TEST_CASE("the modelled keys land in the strategy: FSDP2 over the shard degree, 
   CHECK(s.fsdp_reduce_fp32);
   CHECK(s.micro_batch == 2);
   CHECK(s.recompute == Recompute::selective);
+  CHECK(s.selective_policy == models::SelectivePolicy::torch_ops);  // selective_ac_option = "op"
   CHECK(s.where.tp == config::SourcePos{"t.toml", 10, 26});
   CHECK(s.unmodelled.empty());
   // The old key name, replication alone (DDP), full checkpointing, and every-block selective AC.
