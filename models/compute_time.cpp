@@ -120,9 +120,7 @@ OpTime time_op(const OpCost& op, const hw::GpuSpec& gpu, hw::Dtype dtype) {
   t.fwd_ps = to_ps(fwd, op.fwd_kernels, gpu);
   t.bwd_input_ps = to_ps(bwd_input, b_kernels, gpu);
   t.bwd_weight_ps = to_ps(bwd_weight, w_kernels, gpu);
-  t.recompute_ps = !op.recompute ? 0
-                  : op.recompute_share == 1.0 ? t.fwd_ps
-                                              : static_cast<std::int64_t>(std::llround(static_cast<double>(t.fwd_ps) * op.recompute_share));
+  t.recompute_ps = op.recompute ? std::llround(static_cast<double>(t.fwd_ps) * op.recompute_share) : 0;
   return t;
 }
 

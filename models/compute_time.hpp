@@ -32,7 +32,7 @@ struct OpTime {
   std::int64_t fwd_ps = 0;
   std::int64_t bwd_input_ps = 0;   ///< B
   std::int64_t bwd_weight_ps = 0;  ///< W
-  std::int64_t recompute_ps = 0;   ///< forward re-run before backward; fwd_ps when op.recompute
+  std::int64_t recompute_ps = 0;   ///< forward re-run before backward: fwd_ps × recompute_share when op.recompute
   std::int64_t bwd_ps() const { return recompute_ps + bwd_input_ps + bwd_weight_ps; }
   auto operator<=>(const OpTime&) const = default;
 };

@@ -161,7 +161,10 @@ void discard_module_outputs(std::vector<OpCost>& ops, const ModelSpec& m, const 
 // other op re-runs from the block's input before its backward. The mms in forward order, a fused
 // op standing for several (qkv: wq, wk, wv; a gated mlp_up: w1, w3): of a Llama block's wq, wk,
 // wv, wo, w1, w3, w2 the outputs of wq, wv, w1 and w2 are saved and wk, wo and w3 re-run. Kept
-// per block: its input, those outputs, the attention output and its fp32 softmax statistics.
+// per block: its input, those outputs, the attention output and its fp32 softmax statistics (one
+// per SDPA call: each ring step's under context parallelism), and under TP with sequence
+// parallelism the reduce-scatters' outputs after wo and w2 (the policy saves
+// reduce_scatter_tensor too).
 void apply_torch_op_policy(std::vector<OpCost>& ops, const Dims& x) {
   const double t = static_cast<double>(x.tokens);
   int mm = 0;
@@ -196,6 +199,8 @@ void apply_torch_op_policy(std::vector<OpCost>& ops, const Dims& x) {
     op.recompute = rerun > 0;
     op.recompute_share = rerun / all;
     op.activation_bytes = to_bytes(t * saved * x.e);
+    const bool scattered = x.norm_tokens < x.tokens && (op.name == "out_proj" || op.name == "mlp_down");
+    if (scattered) op.activation_bytes += to_bytes(static_cast<double>(x.norm_tokens * x.h) * x.e);
   }
   // The block's input, which the checkpoint keeps to re-run the rest from.
   ops.front().activation_bytes = to_bytes(static_cast<double>(x.norm_tokens * x.h) * x.e);
@@ -259,9 +264,12 @@ void add_mlp_ops(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, co
   const double in = (gated ? 2 : 1) * ffn_elements * x.e, out = ffn_elements * x.e;
   const std::string act = to_string(m.activation);
   const std::string name = prefix == "mlp" ? act : prefix + "_" + act;
-  if (gated && x.eager.activation) ops.push_back(memory_op(name, 5 * out, 9 * out, to_bytes(3 * out), 2));
-  else ops.push_back(memory_op(name, in + out, 2 * in + out, to_bytes(in)));
-  if (gated && x.eager.activation) ops.back().bwd_kernels = 3;
+  if (gated && x.eager.activation) {
+    ops.push_back(memory_op(name, 5 * out, 9 * out, to_bytes(3 * out), 2));
+    ops.back().bwd_kernels = 3;
+  } else {
+    ops.push_back(memory_op(name, in + out, 2 * in + out, to_bytes(in)));
+  }
   ops.push_back(matmul(prefix + "_down", {groups, rows, x.h, ffn}, x.e, m.linear_bias, to_bytes(out)));
 }
 

@@ -81,20 +81,23 @@ I64 to_bytes(double v) { return static_cast<I64>(v); }
 // gradient is reduced in the same pass). Keeps its input (Korthikanti: 2sbh per norm).
 // An eager RMSNorm (EagerOps::norm) is at::rms_norm's composite, per element of e bytes: upcast
 // (e → 4), pow (4 → 4), mean (reads 4), mul by the rsqrt (4 → 4), downcast (4 → e), weight mul
-// (e → e): 28 + 4e bytes in 8 kernels (add eps and rsqrt are per row). Its autograd nodes move
-// 6e + 52: the weight mul's two gradients (4e), the downcast's (e + 4), the rsqrt mul's two
-// (16), mean's expand (4), pow's (12), the sum of x's two gradients (12), the upcast's (4 + e),
-// in 9 kernels. It keeps the fp32 upcast (pow and mul share it) and the downcast output for the
-// weight's gradient: 4 + e bytes where a fused norm keeps e.
+// (e → e): 28 + 4e bytes in 8 kernels (add eps and rsqrt are per row). Its autograd nodes
+// (torch/csrc/autograd/FunctionsManual.cpp) move 8e + 76: the weight mul's input gradient (2e)
+// and its weight gradient, the full product then its sum over rows (4e); the downcast's (e + 4);
+// the rsqrt mul's input gradient (8) and the rsqrt's, again a full product and its sum (16);
+// mean's expanded division (4); pow_backward's grad·(2·x^1): x^1, ·2, ·grad (28); the sum of x's
+// two gradients (12); the upcast's (4 + e); 14 kernels. It keeps the fp32 upcast (pow and mul
+// share it) and the downcast output for the weight's gradient: 4 + e bytes where a fused norm
+// keeps e.
 OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params, bool rms) {
   const double elements = static_cast<double>(x.norm_tokens * width);
   const bool eager = x.eager.norm && rms;
-  OpCost op = eager ? memory_op(std::move(name), (28 + 4 * x.e) * elements, (52 + 6 * x.e) * elements,
+  OpCost op = eager ? memory_op(std::move(name), (28 + 4 * x.e) * elements, (76 + 8 * x.e) * elements,
                                 to_bytes((4 + x.e) * elements), 8)
                     : memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e));
   op.params = params;
   op.param_tensors = static_cast<int>(params / width);  // LayerNorm's weight and bias, RMSNorm's weight
-  op.bwd_kernels = eager ? 9 : 2;
+  op.bwd_kernels = eager ? 14 : 2;
   return op;
 }
 

@@ -155,12 +155,13 @@ TITLES = {'gpt3-175b': 'GPT-3 175B', 'nemotron4-15b': 'Nemotron-4 15B', 'nemotro
           'llama3.1-8b': 'Llama 3.1 8B', 'llama3.1-70b': 'Llama 3.1 70B', 'llama3.1-405b': 'Llama 3.1 405B'}
 
 
-def nemo_grads_in_bf16(model, version, precision):
-    """Whether a DGX Cloud recipe reduces (and keeps) its gradients in bf16 rather than in
+def nemo_grads_in_bf16(model, version):
+    """Whether a NeMo recipe reduces (and keeps) its gradients in bf16 rather than in
     Megatron-Core's default fp32 main_grad buffer (sources/README.md, "Gradient dtype"):
     - NeMo 2 (25.02.01, 25.04.x): the performance scripts set grad_reduce_in_fp32 = False after
-      bf16_with_fp8_mixed() for FP8 (scripts/performance/llm/pretrain_*.py, from NeMo PR #11702
-      on), and the performance-mode recipes set it for BF16 since NeMo PR #11985 (2025-01-29).
+      bf16_with_fp8_mixed() for FP8 (scripts/llm/performance/pretrain_*.py from NeMo PR #11702,
+      later scripts/performance/llm/), and the performance-mode recipes set it for BF16 since
+      NeMo PR #11985 (2025-01-29).
     - NeMo 1 (the 24.09-24.12 tables): optim.grad_sync_dtype of the recipe's config: bf16 for
       GPT-3 175B, Llama 3.1 and Nemotron-4 340B; unset, so fp32, for Nemotron-4 15B."""
     if version.startswith('25.'):
@@ -185,7 +186,7 @@ def dgxc(r, gb200=False):
         strategy['cp'] = cp
     if r.get('fp8_params') == 'true':
         strategy['fp8_param_gather'] = 'true'
-    if nemo_grads_in_bf16(r['model'], r['version'], precision):
+    if nemo_grads_in_bf16(r['model'], r['version']):
         strategy['grad_reduce_in_bf16'] = 'true'
     model = r['model'] if r['model'] == 'gpt3-175b' else LLAMA31.get(r['model']) or NEMOTRON4[r['model']]
     title = TITLES[r['model']]
@@ -235,9 +236,9 @@ def moe(r):
         strategy['v'] = vp
     if r['dispatcher'] == 'DeepEP':
         strategy['moe_deepep'] = 'true'
-    if r['model'] == 'deepseek-v3':
-        # NeMo's DeepSeek-V3 recipe in performance mode sets grad_reduce_in_fp32 = False (as the
-        # dense recipes since NeMo PR #11985); the model zoo's Qwen3 arguments keep Megatron's fp32.
+    # DeepSeek-V3 ran NeMo's recipe (its version names the container); the model zoo's Qwen3
+    # arguments keep Megatron's fp32 (no --grad-reduce-in-bf16).
+    if r['model'] == 'deepseek-v3' and nemo_grads_in_bf16(r['model'], r['version']):
         strategy['grad_reduce_in_bf16'] = 'true'
     title = {'deepseek-v3': 'DeepSeek-V3', 'qwen3-235b-a22b': 'Qwen3-235B-A22B'}[r['model']]
     name = f"MoE {title} tp{tp} pp{pp} ep{ep} on {gpus} H100"

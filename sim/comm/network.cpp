@@ -36,7 +36,8 @@ const PlannedCollective* Network::planned(const CollectiveKey& key) const {
 
 const PlannedCollective& Network::remember(CollectiveKey key, PlannedCollective planned) {
   if (shared_) return shared_->keep(std::move(key), std::move(planned));
-  return planned_.insert_or_assign(std::move(key), std::move(planned)).first->second;
+  // Never replaced once kept: callers hold pointers to kept plans (sim/plan's laid-out cache).
+  return planned_.try_emplace(std::move(key), std::move(planned)).first->second;
 }
 
 double effective_bytes_per_s(const hw::Link& link, const hw::CommParams& params) {

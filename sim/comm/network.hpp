@@ -79,6 +79,7 @@ class Network {
 
   /// The plan kept for `key`, or null.
   const PlannedCollective* planned(const CollectiveKey& key) const;
+  /// Keeps `planned` under `key` unless a plan is kept there already; returns the one kept.
   const PlannedCollective& remember(CollectiveKey key, PlannedCollective planned);
 
  private:

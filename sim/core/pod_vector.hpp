@@ -12,6 +12,7 @@
 #include <cstring>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 namespace stepsim::core {
 
@@ -19,6 +20,7 @@ template <typename T>
 class PodVector {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
                 "PodVector moves its elements with realloc");
+  static_assert(alignof(T) <= alignof(std::max_align_t), "realloc aligns only to max_align_t");
 
  public:
   PodVector() = default;
@@ -55,24 +57,29 @@ class PodVector {
   const T& back() const { return data_[size_ - 1]; }
 
   void push_back(const T& value) {
+    const T copy = value;  // `value` may be an element that grow() moves
     if (size_ == capacity_) grow(size_ + 1);
-    data_[size_++] = value;
+    data_[size_++] = copy;
   }
   template <typename... Args>
   void emplace_back(Args&&... args) {
     push_back(T{std::forward<Args>(args)...});
   }
-  /// Appends [first, last).
+  /// Appends [first, last), which may lie inside this array.
   void append(const T* first, const T* last) {
     const auto n = static_cast<std::size_t>(last - first);
+    if (n == 0) return;
+    const bool inside = first >= data_ && first < data_ + size_;
+    const std::size_t offset = inside ? static_cast<std::size_t>(first - data_) : 0;
     if (size_ + n > capacity_) grow(size_ + n);
-    if (n > 0) std::memcpy(data_ + size_, first, n * sizeof(T));
+    std::memcpy(data_ + size_, inside ? data_ + offset : first, n * sizeof(T));
     size_ += n;
   }
   /// Grows to `n` elements, the new ones equal to `value`; shrinking keeps the capacity.
   void resize(std::size_t n, const T& value = T{}) {
+    const T copy = value;
     if (n > capacity_) grow(n);
-    for (std::size_t i = size_; i < n; ++i) data_[i] = value;
+    for (std::size_t i = size_; i < n; ++i) data_[i] = copy;
     size_ = n;
   }
   void clear() { size_ = 0; }
@@ -87,6 +94,7 @@ class PodVector {
   void grow(std::size_t at_least) {
     std::size_t capacity = capacity_ < 16 ? 16 : capacity_ * 2;
     if (capacity < at_least) capacity = at_least;
+    if (capacity > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
     void* p = std::realloc(data_, capacity * sizeof(T));
     if (p == nullptr) throw std::bad_alloc();
     data_ = static_cast<T*>(p);

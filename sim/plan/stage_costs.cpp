@@ -198,6 +198,8 @@ std::vector<Segment> backward_segments(const std::vector<models::OpTime>& t, con
       }
     out.back().compute_ps += (input_beside ? 0 : t[k].bwd_input_ps) + (split_weight ? 0 : t[k].bwd_weight_ps) +
                              (full_recompute ? 0 : t[k].recompute_ps);
+    // A re-run op's forward calls are all made again, a partly re-run one's too: torch's
+    // checkpointing replays the block's Python and hands back the outputs its policy saved.
     out.back().host_ps += host[k].bwd_ps + (full_recompute || t[k].recompute_ps == 0 ? 0 : host[k].fwd_ps);
   }
   return out;

@@ -111,9 +111,11 @@ void check_selective_policy(const Scenario& sc, const Strategy& s) {
     why(std::string("torch_ops chooses what selective recompute re-runs: it needs recompute: selective, found recompute: ") +
         to_string(s.recompute));
   if (s.framework == Framework::megatron_core) why("torch_ops is torchtitan's per-op policy; Megatron-Core re-runs recompute_modules");
-  if (sc.model.moe.enabled() || sc.model.mla.enabled())
-    why("torch_ops is costed for a dense model's block (torchtitan's Llama); " + sc.model.name +
-        " has experts or latent attention");
+  if (sc.model.moe.enabled() || sc.model.mla.enabled() || sc.model.linear_bias || sc.model.qkv_bias)
+    why("torch_ops is costed for a dense, bias-free block (torchtitan's Llama: its policy counts aten.mm); " +
+        sc.model.name + " has experts, latent attention or linear biases");
+  if (precision_of(sc.training, s) == Precision::fp8)
+    why("torch_ops with FP8 training is not modelled (the kept outputs and the casts' re-run)");
 }
 
 // Context parallelism as Megatron-Core runs it: TransformerEngine's ring attention (its fused

@@ -9,14 +9,15 @@
 // pipeline_parallel_schedule and pipeline_parallel_microbatch_size, data_parallel_shard_degree and
 // data_parallel_replicate_degree → zero_stage 3 over the shard group (HSDP when both exceed 1,
 // DDP when only replication does); [training] local_batch_size (or the older batch_size) →
-// micro_batch; [activation_checkpoint] mode → recompute; eager_ops (all three: torchtitan's Llama
-// runs nn.RMSNorm, the complex rotary multiply and SwiGLU unfused) unless it compiles.
+// micro_batch; [activation_checkpoint] mode → recompute (selective_ac_option "op":
+// selective_policy torch_ops); eager_ops (all three: torchtitan's Llama runs nn.RMSNorm, the
+// complex rotary multiply and SwiGLU unfused) unless it compiles.
 // What it checks against the scenario: seq_len, global_batch_size (or local batch × DP when it
 // is −1), mixed_precision_param, and the llama3 flavour's shape against the scenario's model.
-// Refused with their position: context and expert parallelism, FSDP with pipeline parallelism
-// (not modelled yet), schedules stepsim does not have. Keys that change a step's cost and are not
-// modelled (float8, compile's other fusions, async TP, gradient clipping, CPU offload) and keys it does not know are
-// positioned notes; logging, checkpoint, profiling, data and learning-rate keys are read and left.
+// Refused with their position: expert parallelism, schedules stepsim does not have. Keys that
+// change a step's cost and are not modelled (float8, compile's other fusions, async TP, gradient
+// clipping, CPU offload) and keys it does not know are positioned notes; logging, checkpoint,
+// profiling, data and learning-rate keys are read and left.
 #pragma once
 
 #include <string>

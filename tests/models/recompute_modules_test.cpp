@@ -132,6 +132,14 @@ TEST_CASE("torchtitan's per-op policy keeps wq, wv, w1, w2 and attention outputs
   CHECK(op_named(ops, "input_norm").activation_bytes == static_cast<std::int64_t>(t * 4096 * e));  // the block input
   // Re-run FLOPs: wk + wo + w3 forward, 2·T·h·(1024 + 4096 + 14336).
   CHECK(sum_ops(ops).recompute_flops == doctest::Approx(2 * t * 4096 * (1024 + 4096 + 14336)));
+  // TP 2 with sequence parallelism: the reduce-scatters after wo and w2 are saved too, T/2 rows.
+  LayerShape tp = shape;
+  tp.tp = 2;
+  tp.sequence_parallel = true;
+  const auto split = layer_ops(llama, tp);
+  CHECK(op_named(split, "out_proj").activation_bytes == static_cast<std::int64_t>(t / 2 * 4096 * e));
+  CHECK(op_named(split, "mlp_down").activation_bytes == static_cast<std::int64_t>(t * 4096 * e + t / 2 * 4096 * e));
+  CHECK(op_named(split, "input_norm").activation_bytes == static_cast<std::int64_t>(t / 2 * 4096 * e));
 }
 
 }  // namespace

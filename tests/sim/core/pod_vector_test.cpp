@@ -21,7 +21,7 @@ struct Record {
 TEST_CASE("elements survive every growth, from empty past several doublings") {
   PodVector<Record> v;
   CHECK(v.empty());
-  constexpr std::uint32_t n = 100'000;  // 16 → 2^17 capacity: 13 reallocations
+  constexpr std::uint32_t n = 100'000;  // capacity 16, 32, …, 2^17: 14 reallocations
   for (std::uint32_t i = 0; i < n; ++i) v.push_back({static_cast<std::int64_t>(i) * 3, i});
   REQUIRE(v.size() == n);
   bool all = true;
@@ -64,4 +64,18 @@ TEST_CASE("a move takes the elements and leaves the source empty; release frees 
   CHECK(a.empty());
   a.push_back(5);  // usable again
   CHECK(a[0] == 5);
+}
+
+TEST_CASE("an element of the array itself can be pushed, appended or filled in while the array grows") {
+  PodVector<std::uint32_t> v;
+  for (std::uint32_t i = 0; i < 16; ++i) v.push_back(i + 100);  // full: the next push reallocates
+  v.push_back(v[3]);
+  CHECK(v.size() == 17);
+  CHECK(v[16] == 103);
+  v.append(v.begin(), v.begin() + 17);  // doubles past the capacity of 32
+  CHECK(v.size() == 34);
+  CHECK(v[17] == 100);
+  CHECK(v[33] == 103);
+  v.resize(80, v[5]);
+  CHECK(v[79] == 105);
 }
