@@ -9,13 +9,14 @@ std::int64_t shard(std::int64_t bytes, int dp) { return (bytes + dp - 1) / dp; }
 
 }  // namespace
 
-ModelStateBytes model_state_bytes(std::int64_t n_params, int zero_stage, int dp, GradPrecision grads) {
+ModelStateBytes model_state_bytes(std::int64_t n_params, int zero_stage, int dp, GradPrecision grads,
+                                  OptimizerStates states) {
   if (zero_stage < 0 || zero_stage > 3 || dp < 1)
     throw std::invalid_argument("model_state_bytes: zero_stage must be 0..3 and dp >= 1");
   ModelStateBytes m;
   m.params = 2 * n_params;
   m.grads = (grads == GradPrecision::bf16 ? 2 : 4) * n_params;
-  m.optimizer = 12 * n_params;  // fp32 master weights, Adam m and v
+  m.optimizer = states.total() * n_params;  // master weights, Adam m and v
   if (zero_stage >= 1) m.optimizer = shard(m.optimizer, dp);
   if (zero_stage >= 2) m.grads = shard(m.grads, dp);
   if (zero_stage >= 3) m.params = shard(m.params, dp);

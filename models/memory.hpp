@@ -3,8 +3,8 @@
 //
 // Model states (Rajbhandari et al. 2020, ZeRO §3): 16-bit parameters (2 B), gradients (2 B, or
 // 4 B in Megatron-LM's fp32 main-grad variant) and Adam's fp32 master weights, momentum and
-// variance (12 B) per parameter. ZeRO-1 shards the 12, ZeRO-2 also the gradients, ZeRO-3 also
-// the parameters, each over the data-parallel group.
+// variance (12 B, OptimizerStates) per parameter. ZeRO-1 shards the 12, ZeRO-2 also the gradients,
+// ZeRO-3 also the parameters, each over the data-parallel group.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,22 @@ enum class GradPrecision {
   fp32,  ///< 2 + 4 + 12 (Megatron-LM accumulates gradients in fp32 main_grad)
 };
 
+/// Bytes per parameter of Adam's states. Mixed-precision Adam keeps an fp32 master copy, momentum
+/// and variance (4 + 4 + 4). Megatron-Core's precision-aware optimizer (--main-params-dtype,
+/// --exp-avg-dtype, --exp-avg-sq-dtype) narrows them; Apex's DistributedFusedAdam with dtype equal
+/// to the model's (NeMo 1's `optim.dtype: bf16`) keeps no master copy at all (store_params off:
+/// the 16-bit parameters are the master) and its moments in that dtype.
+struct OptimizerStates {
+  int master = 4;      ///< 0: the 16-bit parameters are the master copy
+  int exp_avg = 4;
+  int exp_avg_sq = 4;
+  int total() const { return master + exp_avg + exp_avg_sq; }
+  /// HBM bytes one parameter's Adam step moves: the fp32 gradient read, every state read and
+  /// written, and the 16-bit parameter read and written where it is the master.
+  int step_bytes() const { return 4 + 2 * total() + (master == 0 ? 2 * 2 : 0); }
+  auto operator<=>(const OptimizerStates&) const = default;
+};
+
 struct ModelStateBytes {
   std::int64_t params = 0, grads = 0, optimizer = 0;
   std::int64_t total() const { return params + grads + optimizer; }
@@ -27,7 +43,7 @@ struct ModelStateBytes {
 /// Per GPU, for `n_params` held by this model-parallel rank, sharded over `dp` ranks by stage.
 /// A shard is rounded up. Requires: 0 <= zero_stage <= 3, dp >= 1.
 ModelStateBytes model_state_bytes(std::int64_t n_params, int zero_stage, int dp,
-                                  GradPrecision grads = GradPrecision::bf16);
+                                  GradPrecision grads = GradPrecision::bf16, OptimizerStates states = {});
 
 /// Korthikanti et al. 2022 (arXiv 2205.05198) §4, 16-bit activations of one transformer layer
 /// per microbatch on one TP rank; s sequence, b micro-batch, h hidden, a heads, t TP size:

@@ -169,6 +169,13 @@ def nemo_grads_in_bf16(model, version):
     return model != 'nemotron4-15b'
 
 
+def nemo1_bf16_adam(model, version):
+    """Whether a NeMo 1 recipe keeps Apex DistributedFusedAdam's states in bf16 with no master copy
+    (sources/README.md, "Gradient dtype"): nemotron/nemotron4-340b-synth.yaml @8f5cbb37 sets
+    optim.dtype: bf16, the model's own dtype, so NeMo's setup_optimization turns store_params off."""
+    return model == 'nemotron4-340b' and not version.startswith('25.')
+
+
 def dgxc(r, gb200=False):
     """A row of NVIDIA's DGX Cloud benchmarking recipes (sources/README.md): NeMo on Megatron-Core,
     DGX H100 (or GB200 NVL72 racks, of which the recipes use 64 GPUs each), the parallel sizes
@@ -188,6 +195,8 @@ def dgxc(r, gb200=False):
         strategy['fp8_param_gather'] = 'true'
     if nemo_grads_in_bf16(r['model'], r['version']):
         strategy['grad_reduce_in_bf16'] = 'true'
+    if nemo1_bf16_adam(r['model'], r['version']):
+        strategy['optimizer_states'] = '{master: none, exp_avg: bf16, exp_avg_sq: bf16}'
     model = r['model'] if r['model'] == 'gpt3-175b' else LLAMA31.get(r['model']) or NEMOTRON4[r['model']]
     title = TITLES[r['model']]
     version = 'unlabelled' if r['version'].startswith('not stated') else r['version']

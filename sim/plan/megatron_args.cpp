@@ -46,6 +46,7 @@ class MegatronArgsReader {
     read_batch_and_precision();
     read_model();
     read_recompute_and_attention();
+    read_optimizer_dtypes();
     note_the_rest();
     std::stable_sort(notes_.begin(), notes_.end(), [](const auto& a, const auto& b) {
       return std::tie(a.first.line, a.first.column) < std::tie(b.first.line, b.first.column);
@@ -54,6 +55,34 @@ class MegatronArgsReader {
   }
 
  private:
+  // Megatron-Core's precision-aware optimizer (megatron/core/optimizer/optimizer_config.py): the
+  // master parameters, Adam's moments and the main gradients in the dtypes named; without
+  // --use-precision-aware-optimizer the dtype flags do nothing.
+  void read_optimizer_dtypes() {
+    const bool aware = has("use-precision-aware-optimizer");
+    auto bytes = [&](const char* flag, std::initializer_list<const char*> allowed) {
+      const Arg& a = at(flag);
+      const std::string d = text(a);
+      if (std::find_if(allowed.begin(), allowed.end(), [&](const char* x) { return d == x; }) == allowed.end()) {
+        std::string list;
+        for (const char* x : allowed) list += (list.empty() ? "" : ", ") + std::string(x);
+        fail(a.value->pos(), a.name, "expected one of " + list + ", found '" + d + "'");
+      }
+      return d == "fp32" ? 4 : d == "fp8" ? 1 : 2;
+    };
+    for (const char* flag : {"main-params-dtype", "main-grads-dtype", "exp-avg-dtype", "exp-avg-sq-dtype"}) {
+      if (!has(flag)) continue;
+      if (!aware) {
+        note(at(flag), "has effect only with --use-precision-aware-optimizer; fp32 as Megatron-Core keeps it");
+        continue;
+      }
+      if (std::string(flag) == "main-params-dtype") s_.optimizer_states.master = bytes(flag, {"fp32", "fp16"});
+      if (std::string(flag) == "main-grads-dtype") s_.grad_reduce_in_bf16 = bytes(flag, {"fp32", "bf16"}) == 2;
+      if (std::string(flag) == "exp-avg-dtype") s_.optimizer_states.exp_avg = bytes(flag, {"fp32", "fp16", "bf16", "fp8"});
+      if (std::string(flag) == "exp-avg-sq-dtype") s_.optimizer_states.exp_avg_sq = bytes(flag, {"fp32", "fp16", "bf16", "fp8"});
+    }
+  }
+
   // Every --flag of the file, in order; a flag stepsim reads that is given twice must say the
   // same both times.
   void collect() {
@@ -429,7 +458,7 @@ const std::vector<std::string>& megatron_args_sets() {
       "tp",          "pp",          "v",           "schedule",          "micro_batch",     "sequence_parallel",
       "recompute",   "dp_overlap",  "dp_bucket_size", "flash_attention", "distributed_optimizer", "tp_comm_overlap",
       "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "zero_stage", "ep", "etp", "moe_deepep",
-      "recompute_modules", "first_stage_layers", "last_stage_layers"};
+      "recompute_modules", "first_stage_layers", "last_stage_layers", "optimizer_states"};
   return keys;
 }
 

@@ -21,7 +21,8 @@ const std::set<std::string> kValued{
     "moe-token-dispatcher-type", "moe-expert-capacity-factor", "moe-layer-freq", "moe-router-load-balancing-type",
     "moe-aux-loss-coeff", "moe-z-loss-coeff", "moe-router-score-function", "moe-router-dtype",
     "moe-router-topk-scaling-factor", "moe-router-num-groups", "moe-router-group-topk",
-    "decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers"};
+    "decoder-first-pipeline-num-layers", "decoder-last-pipeline-num-layers", "main-params-dtype", "main-grads-dtype",
+    "exp-avg-dtype", "exp-avg-sq-dtype"};
 const std::set<std::string> kSwitches{
     "sequence-parallel", "use-distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather", "tp-comm-overlap",
     "grad-reduce-in-bf16", "bf16", "fp16", "swiglu", "group-query-attention", "untie-embeddings-and-output-weights",
@@ -29,7 +30,7 @@ const std::set<std::string> kSwitches{
     "overlap-param-gather-with-optimizer-step", "overlap-p2p-communication-warmup-flush", "defer-embedding-wgrad-compute",
     "tp-comm-overlap-rs-dgrad", "accumulate-allreduce-grads-in-fp32", "no-gradient-accumulation-fusion",
     "use-cpu-initialization", "fp8-param-gather", "moe-grouped-gemm", "moe-enable-deepep", "moe-permute-fusion",
-    "moe-router-enable-expert-bias", "moe-shared-expert-overlap"};
+    "moe-router-enable-expert-bias", "moe-shared-expert-overlap", "use-precision-aware-optimizer"};
 // Read and left: they change no step's time (data, tokenizer, logging, checkpoints, the learning
 // rate and its schedule, initialisation, dropout rates, evaluation) or are the launcher's own.
 const std::set<std::string> kNoEffect{

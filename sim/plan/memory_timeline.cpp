@@ -34,8 +34,9 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   // master copy: 4 + 4 + 8 bytes, the same 16 per parameter as the 2 + 2 + 12 counted.
   const bool fp32_grads = b.in.grad_bytes == 4 && b.in.st.framework == Framework::megatron_core;
   const auto grads = fp32_grads ? models::GradPrecision::fp32 : models::GradPrecision::bf16;
-  const auto dense = models::model_state_bytes(b.in.stage_params[stage] - experts, zero, b.in.shard_degree, grads);
-  const auto expert = models::model_state_bytes(experts, zero, std::max(1, b.in.st.expert_dp_degree()), grads);
+  const auto& states = b.in.st.optimizer_states;
+  const auto dense = models::model_state_bytes(b.in.stage_params[stage] - experts, zero, b.in.shard_degree, grads, states);
+  const auto expert = models::model_state_bytes(experts, zero, std::max(1, b.in.st.expert_dp_degree()), grads, states);
   MemoryBreakdown m;
   m.parameters = dense.params + expert.params;
   m.gradients = dense.grads + expert.grads;

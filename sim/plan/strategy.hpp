@@ -12,6 +12,7 @@
 
 #include "hardware/gpu_spec.hpp"
 #include "models/layer_ops.hpp"
+#include "models/memory.hpp"
 #include "sim/config/config_error.hpp"
 
 namespace stepsim::plan {
@@ -102,6 +103,9 @@ struct Strategy {
   /// torchtitan's per-op policy (selective_policy: torch_ops).
   models::RecomputeModules recompute_modules;
   models::SelectivePolicy selective_policy = models::SelectivePolicy::modules;
+  /// Adam's state bytes per parameter (models::OptimizerStates): fp32 master, momentum and
+  /// variance unless the strategy narrows them.
+  models::OptimizerStates optimizer_states;
   /// Norms, rotary and gated activations run as eager PyTorch kernel chains (models::EagerOps):
   /// torchtitan and HuggingFace models without torch.compile; fused kernels by default.
   models::EagerOps eager_ops;

@@ -73,6 +73,20 @@ void read_eager_ops(const Field& x, Strategy& s) {
   for (const Field& item : x.items()) models::add_eager_op(s.eager_ops, item.as_choice(models::eager_op_names()));
 }
 
+// Adam's states narrowed: Megatron-Core's precision-aware optimizer dtypes, or Apex
+// DistributedFusedAdam's bf16 states with no master copy (master: none).
+void read_optimizer_states(const Field& x, Strategy& s) {
+  if (!x.is_map()) x.fail("expected a mapping such as {master: fp32, exp_avg: bf16, exp_avg_sq: bf16}, found " + x.found());
+  x.check_keys({"master", "exp_avg", "exp_avg_sq"});
+  auto bytes = [](const Field& f, bool may_be_none) {
+    const std::string d = may_be_none ? f.as_choice({"fp32", "fp16", "bf16", "none"}) : f.as_choice({"fp32", "fp16", "bf16"});
+    return d == "fp32" ? 4 : d == "none" ? 0 : 2;
+  };
+  if (auto f = x.optional("master")) s.optimizer_states.master = bytes(*f, true);
+  if (auto f = x.optional("exp_avg")) s.optimizer_states.exp_avg = bytes(*f, false);
+  if (auto f = x.optional("exp_avg_sq")) s.optimizer_states.exp_avg_sq = bytes(*f, false);
+}
+
 }  // namespace
 
 Precision read_precision(const Field& f) {
@@ -98,8 +112,8 @@ Strategy read_strategy(const Field& f, int index) {
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "zero3_list_collectives", "offload_optimizer", "offload_param", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
                 "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
-                "precision", "fp8_recipe", "recompute_modules", "selective_policy", "eager_ops", "first_stage_layers",
-                "last_stage_layers"});
+                "precision", "fp8_recipe", "recompute_modules", "selective_policy", "eager_ops", "optimizer_states",
+                "first_stage_layers", "last_stage_layers"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -140,6 +154,7 @@ Strategy read_strategy(const Field& f, int index) {
     s.where.selective_policy = x->pos();
   }
   if (auto x = f.optional("eager_ops")) read_eager_ops(*x, s);
+  if (auto x = f.optional("optimizer_states")) read_optimizer_states(*x, s);
   if (auto x = f.optional("dp_bucket_size")) {
     s.dp_bucket_bytes = x->as_bytes();
     s.dp_bucket_params = 0;

@@ -29,8 +29,6 @@
 namespace stepsim::plan {
 namespace {
 
-constexpr double kAdamBytesPerParam = 28;
-
 struct Bucket {
   std::int64_t params = 0;
   int trigger_layer = 0;  // stage-local layer index whose gradient completes it
@@ -248,7 +246,8 @@ void build_gradient_sync(Build& b, int stage) {
   const auto& gpu = b.in.sc.cluster.gpu;
   // FP8 training casts the updated weights once per step (plan_inputs.hpp), on the same stream.
   const std::int64_t ps = static_cast<std::int64_t>(
-      std::ceil(shard * kAdamBytesPerParam / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12)) +
+      std::ceil(static_cast<double>(shard) * b.in.st.optimizer_states.step_bytes() /
+                (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12)) +
       fp8_weight_cast_ps(b.in, stage);
   std::vector<core::TaskId> optimizer(b.global_of.size());
   for (const auto& locals : dp_groups_of_stage(b, stage))

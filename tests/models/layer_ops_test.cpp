@@ -232,6 +232,13 @@ TEST_CASE("model states of mixed-precision Adam per ZeRO stage") {
   // Megatron's fp32 main gradients: 2 + 4 + 12.
   CHECK(model_state_bytes(n, 0, 8, GradPrecision::fp32).total() == 18 * n);
   CHECK(model_state_bytes(n, 2, 8, GradPrecision::fp32).total() == 2 * n + 16 * n / 8);
+  // Narrowed states: Apex DistributedFusedAdam in bf16 keeps no master, its moments 2 + 2 bytes.
+  const OptimizerStates bf16_adam{.master = 0, .exp_avg = 2, .exp_avg_sq = 2};
+  CHECK(model_state_bytes(n, 1, 8, GradPrecision::bf16, bf16_adam).optimizer == 4 * n / 8);
+  // An Adam step: the fp32 gradient read, each state read and written (and the 16-bit
+  // parameter where it is the master): 4 + 2·12 = 28 bytes, 4 + 2·4 + 4 = 16 in bf16.
+  CHECK(OptimizerStates{}.step_bytes() == 28);
+  CHECK(bf16_adam.step_bytes() == 16);
 }
 
 TEST_CASE("parameters per TP rank: matrices split, norms and row-parallel biases replicated") {

@@ -186,3 +186,17 @@ strategies:
   CHECK_THROWS_WITH(apply_moe("--moe-expert-capacity-factor 1.25"), doctest::Contains("has moe.capacity_factor 0 (dropless), found 1.25"));
   CHECK_THROWS_WITH(apply(kLlamaShape + " --bf16 --num-experts 8"), doctest::Contains("is dense; expected no --num-experts"));
 }
+
+TEST_CASE("the precision-aware optimizer's dtypes set Adam's state bytes; without it they are notes") {
+  const Strategy s = apply("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --main-params-dtype fp16 "
+                           "--exp-avg-dtype bf16 --exp-avg-sq-dtype fp8 --main-grads-dtype bf16 " + kLlamaShape);
+  CHECK(s.optimizer_states == models::OptimizerStates{.master = 2, .exp_avg = 2, .exp_avg_sq = 1});
+  CHECK(s.grad_reduce_in_bf16);
+  const Strategy plain = apply("--bf16 --exp-avg-dtype bf16 " + kLlamaShape);
+  CHECK(plain.optimizer_states == models::OptimizerStates{});
+  REQUIRE(plain.unmodelled.size() == 1);
+  CHECK(plain.unmodelled[0] == "args.sh:1:8: --exp-avg-dtype: has effect only with --use-precision-aware-optimizer; fp32 as "
+                               "Megatron-Core keeps it");
+  CHECK_THROWS_WITH_AS(apply("--bf16 --use-precision-aware-optimizer --main-params-dtype bf16 " + kLlamaShape),
+                       "args.sh:1:60: --main-params-dtype: expected one of fp32, fp16, found 'bf16'", config::ConfigError);
+}

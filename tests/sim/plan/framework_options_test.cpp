@@ -1,5 +1,6 @@
-// Eager elementwise ops as a strategy key (Strategy::eager_ops): read with positioned errors, and
-// simulated as the activations the unfused kernels keep.
+// Strategy keys for how a framework runs the same model: eager elementwise ops (eager_ops),
+// torchtitan's per-op checkpointing (selective_policy) and Adam's state dtypes (optimizer_states):
+// read with positioned errors, and simulated as the memory each keeps.
 #include <doctest/doctest.h>
 
 #include "tests/sim/plan/plan_fixture.hpp"
@@ -63,4 +64,21 @@ TEST_CASE("selective_policy: torch_ops needs selective recompute, a dense model 
   // The run names the policy.
   const auto r = simulate(sc, sc.strategies[0], plan_test::ideal_network(1e12));
   CHECK(r.recompute == "selective (torch_ops)");
+}
+
+TEST_CASE("optimizer_states: Adam's state dtypes, positioned errors for anything else") {
+  const auto sc = plan_test::scenario(llama("{name: s, optimizer_states: {master: none, exp_avg: bf16, exp_avg_sq: bf16}}"));
+  CHECK(sc.strategies[0].optimizer_states == models::OptimizerStates{.master = 0, .exp_avg = 2, .exp_avg_sq = 2});
+  CHECK(plan_test::scenario(llama("{name: s, optimizer_states: {exp_avg: fp16}}")).strategies[0].optimizer_states ==
+        models::OptimizerStates{.master = 4, .exp_avg = 2, .exp_avg_sq = 4});
+  CHECK(plan_test::read_error(llama("{name: s, optimizer_states: {exp_avg: none}}")).find("expected one of fp32, fp16, bf16") !=
+        std::string::npos);
+  CHECK(plan_test::read_error(llama("{name: s, optimizer_states: bf16}")).find("expected a mapping such as") != std::string::npos);
+  CHECK(plan_test::read_error(llama("{name: s, optimizer_states: {moments: bf16}}")).find("moments") != std::string::npos);
+  // The optimizer's memory: 12 bytes per parameter by default, 4 with bf16 moments and no master.
+  auto optimizer = [](const std::string& strategy) {
+    const auto sc = plan_test::scenario(llama(strategy));
+    return simulate(sc, sc.strategies[0], plan_test::ideal_network(1e12)).memory_at_peak.optimizer_states;
+  };
+  CHECK(optimizer("{name: s}") == 3 * optimizer("{name: s, optimizer_states: {master: none, exp_avg: bf16, exp_avg_sq: bf16}}"));
 }
