@@ -86,7 +86,8 @@ I64 to_bytes(double v) { return static_cast<I64>(v); }
 // and its weight gradient, the full product then its sum over rows (4e); the downcast's (e + 4);
 // the rsqrt mul's input gradient (8) and the rsqrt's, again a full product and its sum (16);
 // mean's expanded division (4); pow_backward's grad·(2·x^1): x^1, ·2, ·grad (28); the sum of x's
-// two gradients (12); the upcast's (4 + e); 14 kernels. It keeps the fp32 upcast (pow and mul
+// two gradients (12); the upcast's (4 + e); 16 kernels (the rsqrt's own backward is three per-row
+// ones). It keeps the fp32 upcast (pow and mul
 // share it) and the downcast output for the weight's gradient: 4 + e bytes where a fused norm
 // keeps e.
 OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params, bool rms) {
@@ -97,7 +98,7 @@ OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params, bool rms)
                     : memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e));
   op.params = params;
   op.param_tensors = static_cast<int>(params / width);  // LayerNorm's weight and bias, RMSNorm's weight
-  op.bwd_kernels = eager ? 14 : 2;
+  op.bwd_kernels = eager ? 16 : 2;
   return op;
 }
 

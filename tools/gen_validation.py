@@ -196,7 +196,9 @@ def dgxc(r, gb200=False):
     if nemo_grads_in_bf16(r['model'], r['version']):
         strategy['grad_reduce_in_bf16'] = 'true'
     if nemo1_bf16_adam(r['model'], r['version']):
-        strategy['optimizer_states'] = '{master: none, exp_avg: bf16, exp_avg_sq: bf16}'
+        # FP8 parameters cannot be the master: a 16-bit one is assumed beside them.
+        master = 'bf16' if strategy.get('fp8_param_gather') == 'true' else 'none'
+        strategy['optimizer_states'] = '{master: %s, exp_avg: bf16, exp_avg_sq: bf16}' % master
     model = r['model'] if r['model'] == 'gpt3-175b' else LLAMA31.get(r['model']) or NEMOTRON4[r['model']]
     title = TITLES[r['model']]
     version = 'unlabelled' if r['version'].startswith('not stated') else r['version']

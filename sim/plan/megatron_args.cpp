@@ -56,10 +56,15 @@ class MegatronArgsReader {
 
  private:
   // Megatron-Core's precision-aware optimizer (megatron/core/optimizer/optimizer_config.py): the
-  // master parameters, Adam's moments and the main gradients in the dtypes named; without
-  // --use-precision-aware-optimizer the dtype flags do nothing.
+  // master parameters and Adam's moments in the dtypes named, which without
+  // --use-precision-aware-optimizer do nothing. --main-grads-dtype bf16 reduces the gradients in
+  // bf16 as --grad-reduce-in-bf16 does (megatron/training/arguments.py validate_args), with or
+  // without it; fp32 leaves --grad-reduce-in-bf16 in force.
   void read_optimizer_dtypes() {
     const bool aware = has("use-precision-aware-optimizer");
+    if (aware && !s_.distributed_optimizer)
+      fail(at("use-precision-aware-optimizer").pos, "use-precision-aware-optimizer",
+           "Megatron-Core's precision-aware optimizer needs --use-distributed-optimizer");
     auto bytes = [&](const char* flag, std::initializer_list<const char*> allowed) {
       const Arg& a = at(flag);
       const std::string d = text(a);
@@ -70,16 +75,18 @@ class MegatronArgsReader {
       }
       return d == "fp32" ? 4 : d == "fp8" ? 1 : 2;
     };
-    for (const char* flag : {"main-params-dtype", "main-grads-dtype", "exp-avg-dtype", "exp-avg-sq-dtype"}) {
+    if (has("main-grads-dtype") && bytes("main-grads-dtype", {"fp32", "bf16"}) == 2) s_.grad_reduce_in_bf16 = true;
+    for (const char* flag : {"main-params-dtype", "exp-avg-dtype", "exp-avg-sq-dtype"}) {
       if (!has(flag)) continue;
+      const int b = std::string(flag) == "main-params-dtype" ? bytes(flag, {"fp32", "fp16"})
+                                                             : bytes(flag, {"fp32", "fp16", "bf16", "fp8"});
       if (!aware) {
-        note(at(flag), "has effect only with --use-precision-aware-optimizer; fp32 as Megatron-Core keeps it");
+        if (b != 4) note(at(flag), "has effect only with --use-precision-aware-optimizer; fp32 as Megatron-Core keeps it");
         continue;
       }
-      if (std::string(flag) == "main-params-dtype") s_.optimizer_states.master = bytes(flag, {"fp32", "fp16"});
-      if (std::string(flag) == "main-grads-dtype") s_.grad_reduce_in_bf16 = bytes(flag, {"fp32", "bf16"}) == 2;
-      if (std::string(flag) == "exp-avg-dtype") s_.optimizer_states.exp_avg = bytes(flag, {"fp32", "fp16", "bf16", "fp8"});
-      if (std::string(flag) == "exp-avg-sq-dtype") s_.optimizer_states.exp_avg_sq = bytes(flag, {"fp32", "fp16", "bf16", "fp8"});
+      if (std::string(flag) == "main-params-dtype") s_.optimizer_states.master = b;
+      if (std::string(flag) == "exp-avg-dtype") s_.optimizer_states.exp_avg = b;
+      if (std::string(flag) == "exp-avg-sq-dtype") s_.optimizer_states.exp_avg_sq = b;
     }
   }
 

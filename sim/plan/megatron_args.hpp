@@ -9,7 +9,8 @@
 // --pipeline-model-parallel-size → pp, --num-layers-per-virtual-pipeline-stage or
 // --num-virtual-stages-per-pipeline-rank → v with the interleaved schedule, --context-parallel-size → cp, --micro-batch-size →
 // micro_batch, --sequence-parallel, --use-distributed-optimizer, --overlap-grad-reduce →
-// dp_overlap, --overlap-param-gather, --tp-comm-overlap, --grad-reduce-in-bf16,
+// dp_overlap, --overlap-param-gather, --tp-comm-overlap, --grad-reduce-in-bf16 (and
+// --main-grads-dtype bf16), --use-precision-aware-optimizer with its dtypes → optimizer_states,
 // --ddp-bucket-size (parameters), --recompute-granularity / --recompute-activations → recompute,
 // --transformer-impl / --use-flash-attn / --attention-backend → flash_attention.
 // What it checks against the scenario: --global-batch-size, --seq-length, --bf16 / --fp16, and

@@ -60,7 +60,7 @@ std::string megatron_recompute_module_list();
 struct StrategyPositions {
   config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
       tp_comm_overlap, overlap_param_gather, precision, offload_optimizer, offload_param, recompute_modules,
-      selective_policy, stage_layers;
+      selective_policy, optimizer_states, stage_layers;
   std::string path;  ///< "strategies[1]"
 };
 

@@ -118,6 +118,19 @@ void check_selective_policy(const Scenario& sc, const Strategy& s) {
     why("torch_ops with FP8 training is not modelled (the kept outputs and the casts' re-run)");
 }
 
+// Narrowed Adam states where the framework keeps its own: FSDP's fp32 parameter shards are the
+// master, DeepSpeed's CPU Adam (ZeRO-Offload) keeps fp32 states, and FP8 parameters cannot be
+// the master copy.
+void check_optimizer_states(const Strategy& s) {
+  if (s.optimizer_states == models::OptimizerStates{}) return;
+  const auto why = [&](const std::string& what) { fail(s.where.optimizer_states, s, "optimizer_states", what); };
+  if (s.offload_optimizer) why("ZeRO-Offload's CPU Adam keeps fp32 states; narrowed states are not modelled with it");
+  if (s.framework == Framework::fsdp && s.optimizer_states.master != 4)
+    why("FSDP's fp32 parameter shards are the master copy; only the moments can be narrowed");
+  if (s.optimizer_states.master == 0 && s.fp8_param_gather)
+    why("master: none makes the 16-bit parameters the master copy; with fp8_param_gather there are none");
+}
+
 // Context parallelism as Megatron-Core runs it: TransformerEngine's ring attention (its fused
 // attention only), the sequence cut into 2·cp chunks for the causal load balance
 // (get_batch_on_this_cp_rank). Not modelled with it: expert parallelism (Megatron-Core carves EP
@@ -297,6 +310,7 @@ Strategy check_strategy(const Scenario& scenario, const Strategy& strategy) {
   check_experts(scenario, s);
   check_recompute_modules(scenario, s);
   check_selective_policy(scenario, s);
+  check_optimizer_states(s);
   check_context(scenario, s);
   check_pipeline(scenario, s);
   check_tp_placement(scenario, s);

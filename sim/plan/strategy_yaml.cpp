@@ -76,11 +76,12 @@ void read_eager_ops(const Field& x, Strategy& s) {
 // Adam's states narrowed: Megatron-Core's precision-aware optimizer dtypes, or Apex
 // DistributedFusedAdam's bf16 states with no master copy (master: none).
 void read_optimizer_states(const Field& x, Strategy& s) {
+  s.where.optimizer_states = x.pos();
   if (!x.is_map()) x.fail("expected a mapping such as {master: fp32, exp_avg: bf16, exp_avg_sq: bf16}, found " + x.found());
   x.check_keys({"master", "exp_avg", "exp_avg_sq"});
-  auto bytes = [](const Field& f, bool may_be_none) {
-    const std::string d = may_be_none ? f.as_choice({"fp32", "fp16", "bf16", "none"}) : f.as_choice({"fp32", "fp16", "bf16"});
-    return d == "fp32" ? 4 : d == "none" ? 0 : 2;
+  auto bytes = [](const Field& f, bool master) {
+    const std::string d = master ? f.as_choice({"fp32", "fp16", "bf16", "none"}) : f.as_choice({"fp32", "fp16", "bf16", "fp8"});
+    return d == "fp32" ? 4 : d == "none" ? 0 : d == "fp8" ? 1 : 2;
   };
   if (auto f = x.optional("master")) s.optimizer_states.master = bytes(*f, true);
   if (auto f = x.optional("exp_avg")) s.optimizer_states.exp_avg = bytes(*f, false);

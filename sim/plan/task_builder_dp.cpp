@@ -15,7 +15,7 @@
 //   (Megatron-LM finalize_model_grads) before the step.
 // - The optimizer step: fused Adam reads gradient (2 B) and fp32 master, m, v (12 B) and writes
 //   master, m, v and the 16-bit parameter (14 B): 28 bytes per local parameter, memory-bound
-//   (apex FusedAdam / Megatron's fused optimizer touch each state once). Under ZeRO-Offload the
+//   (models::OptimizerStates::step_bytes, narrower states fewer). Under ZeRO-Offload the
 //   gradients go to host memory as their buckets are reduced and the CPU steps
 //   (optimizer_offload.hpp).
 #include <algorithm>

@@ -81,4 +81,11 @@ TEST_CASE("optimizer_states: Adam's state dtypes, positioned errors for anything
     return simulate(sc, sc.strategies[0], plan_test::ideal_network(1e12)).memory_at_peak.optimizer_states;
   };
   CHECK(optimizer("{name: s}") == 3 * optimizer("{name: s, optimizer_states: {master: none, exp_avg: bf16, exp_avg_sq: bf16}}"));
+  // Where the framework keeps its own states.
+  CHECK(plan_test::strategy_error(llama("{name: s, framework: fsdp, optimizer_states: {master: bf16}}"))
+            .find("FSDP's fp32 parameter shards are the master copy") != std::string::npos);
+  CHECK(plan_test::strategy_error(llama("{name: s, framework: fsdp, optimizer_states: {exp_avg: bf16}}")) == "no error");
+  CHECK(plan_test::strategy_error(llama("{name: s, framework: deepspeed, zero_stage: 2, offload_optimizer: true, "
+                                        "optimizer_states: {exp_avg: bf16}}"))
+            .find("ZeRO-Offload's CPU Adam keeps fp32 states") != std::string::npos);
 }

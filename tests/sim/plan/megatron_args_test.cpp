@@ -197,6 +197,16 @@ TEST_CASE("the precision-aware optimizer's dtypes set Adam's state bytes; withou
   REQUIRE(plain.unmodelled.size() == 1);
   CHECK(plain.unmodelled[0] == "args.sh:1:8: --exp-avg-dtype: has effect only with --use-precision-aware-optimizer; fp32 as "
                                "Megatron-Core keeps it");
-  CHECK_THROWS_WITH_AS(apply("--bf16 --use-precision-aware-optimizer --main-params-dtype bf16 " + kLlamaShape),
-                       "args.sh:1:60: --main-params-dtype: expected one of fp32, fp16, found 'bf16'", config::ConfigError);
+  CHECK_THROWS_WITH_AS(apply("--bf16 --use-distributed-optimizer --use-precision-aware-optimizer --main-params-dtype bf16 " +
+                             kLlamaShape),
+                       "args.sh:1:88: --main-params-dtype: expected one of fp32, fp16, found 'bf16'", config::ConfigError);
+  CHECK_THROWS_WITH_AS(apply("--bf16 --use-precision-aware-optimizer " + kLlamaShape),
+                       "args.sh:1:8: --use-precision-aware-optimizer: Megatron-Core's precision-aware optimizer needs "
+                       "--use-distributed-optimizer",
+                       config::ConfigError);
+  // --main-grads-dtype bf16 reduces in bf16 with or without the precision-aware optimizer; fp32
+  // leaves --grad-reduce-in-bf16 as it is.
+  CHECK(apply("--bf16 --main-grads-dtype bf16 " + kLlamaShape).grad_reduce_in_bf16);
+  CHECK(apply("--bf16 --grad-reduce-in-bf16 --main-grads-dtype fp32 " + kLlamaShape).grad_reduce_in_bf16);
+  CHECK(apply("--bf16 --exp-avg-dtype fp32 " + kLlamaShape).unmodelled.empty());
 }
