@@ -87,9 +87,8 @@ I64 to_bytes(double v) { return static_cast<I64>(v); }
 // the rsqrt mul's input gradient (8) and the rsqrt's, again a full product and its sum (16);
 // mean's expanded division (4); pow_backward's grad·(2·x^1): x^1, ·2, ·grad (28); the sum of x's
 // two gradients (12); the upcast's (4 + e); 16 kernels (the rsqrt's own backward is three per-row
-// ones). It keeps the fp32 upcast (pow and mul
-// share it) and the downcast output for the weight's gradient: 4 + e bytes where a fused norm
-// keeps e.
+// ones). It keeps the fp32 upcast (pow and mul share it) and the downcast output for the
+// weight's gradient: 4 + e bytes where a fused norm keeps e.
 OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params, bool rms) {
   const double elements = static_cast<double>(x.norm_tokens * width);
   const bool eager = x.eager.norm && rms;

@@ -1,7 +1,7 @@
 // Internal to models/: the sizes of one layer's ops on one rank and the builders of its ops (a
 // GEMM, a bandwidth-bound op, a norm, a residual add), shared by layer_ops.cpp (the layer, its
-// MLP or experts, the embedding and the head) and attention_ops.cpp (the attention block). No
-// other layer includes it.
+// MLP or experts, the embedding and the head), attention_ops.cpp (the attention block) and
+// recompute_policy.cpp. No other layer includes it.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +51,9 @@ OpCost dropout_add_op(std::string name, const Dims& x);
 /// The attention block after the layer's input norm: the projections, q/k norms, rotary, the
 /// core (flash, cuDNN or unfused) and the output projection (attention_ops.cpp).
 void add_attention(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const LayerShape& shape);
+/// Under recompute: selective, marks what re-runs and sets what each op keeps, as the shape's
+/// SelectivePolicy says (recompute_policy.cpp).
+void apply_selective_recompute(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, const LayerShape& shape);
 /// Under FP8 training, marks the layer's linear GEMMs FP8 and puts each one's input cast before
 /// it and its output gradient's cast after it (fp8_ops.cpp); `e` is the 16-bit element size.
 void apply_fp8(std::vector<OpCost>& ops, double e, Fp8Recipe recipe, bool transposes);

@@ -13,6 +13,11 @@ using testing::op_named;
 
 constexpr EagerOps kAll{.norm = true, .rotary = true, .activation = true};
 
+LayerShape with_eager(LayerShape shape, EagerOps eager) {
+  shape.eager = eager;
+  return shape;
+}
+
 TEST_CASE("an eager RMSNorm moves 36 bytes per element forward and 92 backward, and keeps 6") {
   // Llama-2 7B (h 4096, RMSNorm), 2 x 4096 tokens, bf16. at::rms_norm's composite forward:
   // upcast 2+4, pow 4+4, mean 4, mul 4+4, downcast 4+2, weight mul 2+2 = 36 B; backward: weight
@@ -21,8 +26,7 @@ TEST_CASE("an eager RMSNorm moves 36 bytes per element forward and 92 backward, 
   // the downcast output, 4 + 2 B. Fused: 4, 6 and 2 B.
   const ModelSpec llama = load_model("llama-2-7b");
   const LayerShape fused{.micro_batch = 2, .seq = 4096};
-  LayerShape eager = fused;
-  eager.eager = {.norm = true};
+  const LayerShape eager = with_eager(fused, {.norm = true});
   const double elements = 2.0 * 4096 * 4096;
   const auto fused_ops = layer_ops(llama, fused);
   const OpCost& f = op_named(fused_ops, "input_norm");
@@ -43,8 +47,7 @@ TEST_CASE("an eager RMSNorm moves 36 bytes per element forward and 92 backward, 
 TEST_CASE("LayerNorm is one native kernel: eager changes nothing for it") {
   const ModelSpec gpt = load_model("megatron-1.7b");
   const LayerShape fused{.micro_batch = 1, .seq = 2048};
-  LayerShape eager = fused;
-  eager.eager = kAll;
+  const LayerShape eager = with_eager(fused, kAll);
   CHECK(op_named(layer_ops(gpt, eager), "input_norm").fwd_bytes == op_named(layer_ops(gpt, fused), "input_norm").fwd_bytes);
   CHECK(op_named(layer_ops(gpt, eager), "gelu").fwd_bytes == op_named(layer_ops(gpt, fused), "gelu").fwd_bytes);
 }
@@ -53,8 +56,7 @@ TEST_CASE("eager rotary: 20 bytes per query and key element each way, six kernel
   // Llama-3 8B: 32 query heads, 8 KV heads of 128 dims; 8192 tokens. Per element: upcast 2+4,
   // complex multiply 4+4, downcast 4+2.
   const ModelSpec llama = load_model("llama-3-8b");
-  LayerShape shape{.micro_batch = 1, .seq = 8192};
-  shape.eager = {.rotary = true};
+  const LayerShape shape = with_eager({.micro_batch = 1, .seq = 8192}, {.rotary = true});
   const double elements = 8192.0 * (32 + 8) * 128;
   const auto ops = layer_ops(llama, shape);
   const OpCost& r = op_named(ops, "rotary");
@@ -68,8 +70,7 @@ TEST_CASE("eager SwiGLU: silu then the product, 5f forward, 9f backward, three t
   // Llama-3 8B: ffn 14336 per rank at tp 1; 4096 tokens; f = tokens x ffn x 2 B.
   const ModelSpec llama = load_model("llama-3-8b");
   const LayerShape fused{.micro_batch = 1, .seq = 4096};
-  LayerShape eager = fused;
-  eager.eager = {.activation = true};
+  const LayerShape eager = with_eager(fused, {.activation = true});
   const double f = 4096.0 * 14336 * 2;
   const auto eager_ops = layer_ops(llama, eager), fused_ops = layer_ops(llama, fused);
   const OpCost& e = op_named(eager_ops, "swiglu");
