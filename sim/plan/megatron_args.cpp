@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "sim/plan/framework_defaults.hpp"
+#include "sim/plan/megatron_arg_table.hpp"
 #include "sim/plan/megatron_flags.hpp"
 
 namespace stepsim::plan {
@@ -16,20 +17,14 @@ namespace {
 using config::ShellWord;
 using config::SourcePos;
 
-struct Arg {
-  std::string name;
-  SourcePos pos;
-  std::optional<ShellWord> value;
-  std::vector<ShellWord> list;  ///< the words of a listed flag (is_listed)
-};
+using Arg = MegatronArg;
 
-class MegatronArgsReader {
+class MegatronArgsReader : private MegatronArgTable {
  public:
   MegatronArgsReader(const config::ShellScript& script, const models::ModelSpec& model, const Training& training, Strategy& s)
-      : script_(script), model_(model), training_(training), s_(s) {}
+      : MegatronArgTable(script), model_(model), training_(training), s_(s) {}
 
   void read() {
-    collect();
     s_.framework = Framework::megatron_core;
     apply_framework_defaults(s_);
     // Megatron-LM's own defaults where its flags are absent: every store_true flag off.
@@ -55,6 +50,8 @@ class MegatronArgsReader {
   }
 
  private:
+  void note(const Arg& a, const std::string& what) { notes_.emplace_back(a.pos, "--" + a.name + ": " + what); }
+
   // Megatron-Core's precision-aware optimizer (megatron/core/optimizer/optimizer_config.py): the
   // master parameters and Adam's moments in the dtypes named, which without
   // --use-precision-aware-optimizer do nothing. --main-grads-dtype bf16 reduces the gradients in
@@ -88,76 +85,6 @@ class MegatronArgsReader {
       if (std::string(flag) == "exp-avg-dtype") s_.optimizer_states.exp_avg = b;
       if (std::string(flag) == "exp-avg-sq-dtype") s_.optimizer_states.exp_avg_sq = b;
     }
-  }
-
-  // Every --flag of the file, in order; a flag stepsim reads that is given twice must say the
-  // same both times.
-  void collect() {
-    const auto& words = script_.words;
-    for (std::size_t i = 0; i < words.size(); ++i) {
-      const ShellWord& w = words[i];
-      if (w.text.size() < 3 || w.text.compare(0, 2, "--") != 0) continue;
-      Arg a;
-      a.pos = w.pos();
-      const std::size_t eq = w.text.find('=');
-      a.name = w.text.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      if (eq != std::string::npos) {
-        ShellWord v;
-        v.text = w.text.substr(eq + 1);
-        v.at.assign(w.at.begin() + static_cast<std::ptrdiff_t>(eq + 1), w.at.end());
-        if (is_listed(a.name)) a.list.push_back(v);
-        else a.value = v;
-      } else if (is_valued(a.name) && i + 1 < words.size() && words[i + 1].text.compare(0, 2, "--") != 0) {
-        a.value = words[++i];
-      } else if (is_listed(a.name)) {
-        while (i + 1 < words.size() && is_list_word(words[i + 1].text)) a.list.push_back(words[++i]);
-      }
-      if (is_valued(a.name) && !a.value)
-        fail(a.pos, a.name, "expected a value after --" + a.name + ", found none");
-      if (auto it = index_.find(a.name);
-          it != index_.end() && (is_valued(a.name) || is_switch(a.name) || is_listed(a.name))) {
-        const Arg& first = args_[it->second];
-        if (is_listed(a.name)) fail(a.pos, a.name, "given twice (first at " + config::to_string(first.pos) + ")");
-        if (first.value && a.value && text(first) != text(a))
-          fail(a.value->pos(), a.name, "given twice with different values: " + text(first) + " at " +
-                                           config::to_string(first.value->pos()) + ", " + text(a) + " here");
-        continue;
-      }
-      index_.emplace(a.name, args_.size());
-      args_.push_back(a);
-    }
-  }
-
-  bool has(const std::string& name) const { return index_.count(name) > 0; }
-  const Arg& at(const std::string& name) const { return args_[index_.at(name)]; }
-
-  [[noreturn]] void fail(const SourcePos& pos, const std::string& name, const std::string& message) const {
-    throw config::ConfigError(pos, "--" + name, message);
-  }
-
-  void note(const Arg& a, const std::string& what) { notes_.emplace_back(a.pos, "--" + a.name + ": " + what); }
-
-  // The value as the shell would pass it.
-  std::string text(const Arg& a) const {
-    std::string why;
-    const auto v = script_.expand(a.value->text, a.value->pos(), why);
-    if (!v) fail(a.value->pos(), a.name, "expected a value stepsim can read without running the script: " + why);
-    return *v;
-  }
-
-  std::int64_t integer(const Arg& a, std::int64_t low, std::int64_t high) const {
-    const std::string t = text(a);
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(t, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != t.size() || t.empty() || v < low || v > high)
-      fail(a.value->pos(), a.name, "expected an integer from " + std::to_string(low) + " to " + std::to_string(high) +
-                                       ", found '" + t + "'");
-    return v;
   }
 
   void read_parallel() {
@@ -309,7 +236,7 @@ class MegatronArgsReader {
     }
   }
 
-  std::string script_file() const { return args_.empty() ? std::string() : args_.front().pos.file; }
+  std::string script_file() const { return args().empty() ? std::string() : args().front().pos.file; }
 
   // A flag that states a figure of the model, against the scenario's model's `field`.
   void same(const std::string& name, std::int64_t expected, const std::string& field) const {
@@ -435,7 +362,7 @@ class MegatronArgsReader {
   }
 
   void note_the_rest() {
-    for (const Arg& a : args_) {
+    for (const Arg& a : args()) {
       if (is_valued(a.name) || is_switch(a.name) || is_listed(a.name) || has_no_effect(a.name)) continue;
       if (a.name == "rampup-batch-size") note(a, "the batch ramp-up is not modelled: every step is costed at the global batch");
       else note(a, "not a Megatron-LM argument stepsim knows; not modelled");
@@ -449,12 +376,9 @@ class MegatronArgsReader {
       note(at("optimizer"), "stepsim costs Adam's states and step, not " + text(at("optimizer")) + "'s");
   }
 
-  const config::ShellScript& script_;
   const models::ModelSpec& model_;
   const Training& training_;
   Strategy& s_;
-  std::vector<Arg> args_;
-  std::map<std::string, std::size_t> index_;
   std::vector<std::pair<SourcePos, std::string>> notes_;  // sorted into file order at the end
 };
 
