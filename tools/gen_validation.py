@@ -247,6 +247,20 @@ def moe(r):
         strategy['v'] = vp
     if r['dispatcher'] == 'DeepEP':
         strategy['moe_deepep'] = 'true'
+    # The model zoo's Qwen3-235B-A22B arguments (model_configs/benchmarking/Qwen3-235B-A22B.yaml
+    # @30631ea5 and @1ed4179f) count the embedding and the loss as layers of the pipeline split
+    # (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split): 94 + 2
+    # layers, 3 per virtual stage at pp 8 x vp 4.
+    if r['model'] == 'qwen3-235b-a22b':
+        strategy['pipeline_split_counts'] = '[embedding, loss]'
+    # DeepSeek-V3's 61 layers: the recipe's performance script (NeMo
+    # scripts/performance/llm/pretrain_deepseek_v3.py @7a8f1cc7, the commit dgxc-benchmarking's
+    # deepseek_v3/pretraining/setup.sh @1f6d9f40 installs) gives the first stage 64 // pp - 1 and
+    # the last 64 // pp - 2 layers, the stages between 64 // pp each: 7 | 8 x 6 | 6 on pp 8,
+    # 3 | 4 x 14 | 2 on pp 16.
+    if r['model'] == 'deepseek-v3':
+        strategy['first_stage_layers'] = 64 // pp - 1
+        strategy['last_stage_layers'] = 64 // pp - 2
     # DeepSeek-V3 ran NeMo's recipe (its version names the container); the model zoo's Qwen3
     # arguments keep Megatron's fp32 (no --grad-reduce-in-bf16).
     if r['model'] == 'deepseek-v3' and nemo_grads_in_bf16(r['model'], r['version']):

@@ -108,6 +108,13 @@ class MegatronArgsReader : private MegatronArgTable {
         *layers = static_cast<int>(integer(at(flag), 1, kMax));
         s_.where.stage_layers = at(flag).value->pos();
       }
+    // The embedding and the loss counted as layers of the split, the virtual size included
+    // (arguments.py validate_args); check_stage_layers holds the split even.
+    s_.split_counts_embedding = has("account-for-embedding-in-pipeline-split");
+    s_.split_counts_loss = has("account-for-loss-in-pipeline-split");
+    for (const char* flag : {"account-for-loss-in-pipeline-split", "account-for-embedding-in-pipeline-split"})
+      if (has(flag)) s_.where.pipeline_split = at(flag).pos;
+    const int split_layers = model_.layers + (s_.split_counts_embedding ? 1 : 0) + (s_.split_counts_loss ? 1 : 0);
     if (has("num-layers-per-virtual-pipeline-stage") && (s_.first_stage_layers > 0 || s_.last_stage_layers > 0))
       fail(at("num-layers-per-virtual-pipeline-stage").pos, "num-layers-per-virtual-pipeline-stage",
            "virtual stages with an uneven first or last stage are not modelled (Megatron-LM itself asks for "
@@ -120,11 +127,13 @@ class MegatronArgsReader : private MegatronArgTable {
     if (has("num-layers-per-virtual-pipeline-stage")) {
       where = &at("num-layers-per-virtual-pipeline-stage");
       const std::int64_t per = integer(*where, 1, kMax);
-      const std::int64_t per_stage = model_.layers / std::max(1, s_.pp);
-      if (model_.layers % std::max(1, s_.pp) != 0 || per_stage % per != 0)
-        fail(where->value->pos(), where->name, "expected a divisor of the " + std::to_string(per_stage) +
-                                                   " layers per pipeline stage (" + std::to_string(model_.layers) +
-                                                   " layers / pp " + std::to_string(s_.pp) + "), found " + text(*where));
+      const std::int64_t per_stage = split_layers / std::max(1, s_.pp);
+      if (split_layers % std::max(1, s_.pp) != 0 || per_stage % per != 0)
+        fail(where->value->pos(), where->name,
+             "expected a divisor of the " + std::to_string(per_stage) + " layers per pipeline stage (" +
+                 std::to_string(split_layers) + " layers" +
+                 (split_layers != model_.layers ? " with the embedding and loss counted" : "") + " / pp " +
+                 std::to_string(s_.pp) + "), found " + text(*where));
       v = static_cast<int>(per_stage / per);
     }
     if (has("num-virtual-stages-per-pipeline-rank")) {
@@ -389,7 +398,7 @@ const std::vector<std::string>& megatron_args_sets() {
       "tp",          "pp",          "v",           "schedule",          "micro_batch",     "sequence_parallel",
       "recompute",   "dp_overlap",  "dp_bucket_size", "flash_attention", "distributed_optimizer", "tp_comm_overlap",
       "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "zero_stage", "ep", "etp", "moe_deepep",
-      "recompute_modules", "first_stage_layers", "last_stage_layers", "optimizer_states"};
+      "recompute_modules", "first_stage_layers", "last_stage_layers", "optimizer_states", "pipeline_split_counts"};
   return keys;
 }
 

@@ -30,7 +30,8 @@ const std::set<std::string> kSwitches{
     "overlap-param-gather-with-optimizer-step", "overlap-p2p-communication-warmup-flush", "defer-embedding-wgrad-compute",
     "tp-comm-overlap-rs-dgrad", "accumulate-allreduce-grads-in-fp32", "no-gradient-accumulation-fusion",
     "use-cpu-initialization", "fp8-param-gather", "moe-grouped-gemm", "moe-enable-deepep", "moe-permute-fusion",
-    "moe-router-enable-expert-bias", "moe-shared-expert-overlap", "use-precision-aware-optimizer"};
+    "moe-router-enable-expert-bias", "moe-shared-expert-overlap", "use-precision-aware-optimizer",
+    "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split"};
 // Read and left: they change no step's time (data, tokenizer, logging, checkpoints, the learning
 // rate and its schedule, initialisation, dropout rates, evaluation) or are the launcher's own.
 const std::set<std::string> kNoEffect{

@@ -26,9 +26,16 @@ bool tp_within_servers(const Scenario& sc, const RankGrid& grid) {
 
 // Layers per virtual stage: L / (p·v), the remainder going one each to the earliest (uneven
 // splits are allowed and reported per rank); or the strategy's first and last stage layers with
-// the rest split evenly between them (check_stage_layers holds it divisible; v = 1 there).
+// the rest split evenly between them (check_stage_layers holds it divisible; v = 1 there); or,
+// with the embedding and the loss counted as layers, (L + 2) / (p·v) less one on the first and
+// the last virtual stage (Megatron-Core transformer_block.py get_num_layers_to_build;
+// check_stage_layers holds it divisible).
 int stage_layer_count(const Strategy& st, int u, int n, int layers) {
   const int first = st.first_stage_layers, last = st.last_stage_layers;
+  if (st.split_counts_embedding || st.split_counts_loss) {
+    const int embedding = st.split_counts_embedding ? 1 : 0, loss = st.split_counts_loss ? 1 : 0;
+    return (layers + embedding + loss) / n - (u == 0 ? embedding : 0) - (u == n - 1 ? loss : 0);
+  }
   if (first == 0 && last == 0) return layers / n + (u < layers % n ? 1 : 0);
   if (u == 0 && first > 0) return first;
   if (u == n - 1 && last > 0) return last;

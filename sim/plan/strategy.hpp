@@ -60,7 +60,7 @@ std::string megatron_recompute_module_list();
 struct StrategyPositions {
   config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
       tp_comm_overlap, overlap_param_gather, precision, offload_optimizer, offload_param, recompute_modules,
-      selective_policy, optimizer_states, stage_layers;
+      selective_policy, optimizer_states, stage_layers, pipeline_split;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -97,6 +97,11 @@ struct Strategy {
   /// num_layers_in_first/last_pipeline_stage: room for the embedding and the output head); 0 =
   /// the even split.
   int first_stage_layers = 0, last_stage_layers = 0;
+  /// The embedding and the loss each counted as one layer when the layers are split over the
+  /// (virtual) pipeline stages, the first and the last stage building one transformer layer
+  /// fewer for it (Megatron-Core's --account-for-embedding-in-pipeline-split and
+  /// --account-for-loss-in-pipeline-split): 94 layers on pp 8 · v 4 as 96 / 32 = 3 a chunk.
+  bool split_counts_embedding = false, split_counts_loss = false;
   bool sequence_parallel = false;     ///< Korthikanti et al.: TP all-reduce -> all-gather + reduce-scatter
   Recompute recompute = Recompute::none;
   /// What `selective` re-runs: Megatron-Core's --recompute-modules (default core_attn), or

@@ -154,9 +154,35 @@ void check_context(const Scenario& sc, const Strategy& s) {
                               std::to_string(sc.model.attention_window) + " tokens) is not modelled yet; expected cp = 1");
 }
 
+// The embedding and the loss counted as layers of the split (Megatron-Core's
+// --account-for-embedding/loss-in-pipeline-split): arguments.py and transformer_block.py assert
+// that L + 2 divides over the p·v virtual stages, and get_num_layers_to_build that an uneven first
+// or last stage is not given too; a virtual stage of the embedding or the loss alone (no
+// transformer layer) is not modelled.
+void check_pipeline_split(const Scenario& sc, const Strategy& s) {
+  const int embedding = s.split_counts_embedding ? 1 : 0, loss = s.split_counts_loss ? 1 : 0;
+  if (embedding + loss == 0) return;
+  if (s.first_stage_layers > 0 || s.last_stage_layers > 0)
+    fail(s.where.pipeline_split, s, "pipeline_split_counts",
+         "counting the embedding or the loss as a layer and first_stage_layers / last_stage_layers exclude each "
+         "other (Megatron-Core asserts it); expected one of the two");
+  const int n = s.pp * s.v, total = sc.model.layers + embedding + loss;
+  const std::string counted = std::to_string(sc.model.layers) + " layers" + (embedding ? " + the embedding" : "") +
+                              (loss ? " + the loss" : "") + " = " + std::to_string(total);
+  if (total % n != 0)
+    fail(s.where.pipeline_split, s, "pipeline_split_counts",
+         "expected the " + counted + " to divide evenly over pp·v = " + std::to_string(n) +
+             " virtual stages (Megatron-Core asserts it)");
+  if (total / n - std::max(embedding, loss) - (n == 1 ? std::min(embedding, loss) : 0) < 1)
+    fail(s.where.pipeline_split, s, "pipeline_split_counts",
+         "the " + counted + " over pp·v = " + std::to_string(n) + " virtual stages leave the first or the last "
+         "with no transformer layer, which is not modelled; expected fewer stages");
+}
+
 // Megatron-Core's uneven first and last stages (transformer_block.py get_num_layers_to_build):
 // the stages between share the remaining layers evenly.
 void check_stage_layers(const Scenario& sc, const Strategy& s) {
+  check_pipeline_split(sc, s);
   if (s.first_stage_layers == 0 && s.last_stage_layers == 0) return;
   const std::string key = s.first_stage_layers > 0 ? "first_stage_layers" : "last_stage_layers";
   if (s.pp == 1)

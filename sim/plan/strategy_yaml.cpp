@@ -73,6 +73,22 @@ void read_eager_ops(const Field& x, Strategy& s) {
   for (const Field& item : x.items()) models::add_eager_op(s.eager_ops, item.as_choice(models::eager_op_names()));
 }
 
+// What the pipeline split counts as a layer beside the transformer layers (Megatron-Core's
+// --account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split).
+void read_pipeline_split_counts(const Field& x, Strategy& s) {
+  if (s.framework != Framework::megatron_core)
+    x.fail("pipeline_split_counts is Megatron-Core's --account-for-embedding/loss-in-pipeline-split: it needs "
+           "framework: megatron-core in this strategy");
+  if (!x.is_sequence()) x.fail("expected a list of [embedding, loss] or either one, found " + x.found());
+  s.where.pipeline_split = x.pos();
+  for (const Field& item : x.items()) {
+    const std::string what = item.as_choice({"embedding", "loss"});
+    bool& counted = what == "embedding" ? s.split_counts_embedding : s.split_counts_loss;
+    if (counted) item.fail("'" + what + "' is listed twice");
+    counted = true;
+  }
+}
+
 // Adam's states narrowed: Megatron-Core's precision-aware optimizer dtypes, or Apex
 // DistributedFusedAdam's bf16 states with no master copy (master: none).
 void read_optimizer_states(const Field& x, Strategy& s) {
@@ -114,7 +130,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "zero3_list_collectives", "offload_optimizer", "offload_param", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
                 "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
                 "precision", "fp8_recipe", "recompute_modules", "selective_policy", "eager_ops", "optimizer_states",
-                "first_stage_layers", "last_stage_layers"});
+                "first_stage_layers", "last_stage_layers", "pipeline_split_counts"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -155,6 +171,7 @@ Strategy read_strategy(const Field& f, int index) {
     s.where.selective_policy = x->pos();
   }
   if (auto x = f.optional("eager_ops")) read_eager_ops(*x, s);
+  if (auto x = f.optional("pipeline_split_counts")) read_pipeline_split_counts(*x, s);
   if (auto x = f.optional("optimizer_states")) read_optimizer_states(*x, s);
   if (auto x = f.optional("dp_bucket_size")) {
     s.dp_bucket_bytes = x->as_bytes();

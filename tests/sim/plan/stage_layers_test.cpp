@@ -93,3 +93,78 @@ TEST_CASE("Megatron-LM's --decoder-first/last-pipeline-num-layers set the layout
                                         sc.model, sc.training, s),
                     doctest::Contains("virtual stages with an uneven first or last stage are not modelled"));
 }
+
+namespace {
+
+// small_gpt with `layers` layers and Megatron-Core's framework.
+std::string gpt_of(int layers, const std::string& strategy) {
+  std::string yaml = plan_test::small_gpt(strategy);
+  const std::string eight = "layers: 8,";
+  return yaml.replace(yaml.find(eight), eight.size(), "layers: " + std::to_string(layers) + ",");
+}
+
+}  // namespace
+
+TEST_CASE("the embedding and the loss counted as layers: (L + 2) / (p·v) a virtual stage, one fewer at each end") {
+  // 14 layers + 2 = 16 over pp 4 · v 2 = 8 virtual stages of 2: virtual stage 0 (the embedding's)
+  // and 7 (the loss's) build 1. Stage s holds virtual stages s and s + 4: 1+2, 2+2, 2+2, 2+1.
+  const auto sc = plan_test::scenario(gpt_of(
+      14, "{name: s, pp: 4, dp: 2, schedule: interleaved, v: 2, framework: megatron-core, "
+          "pipeline_split_counts: [embedding, loss]}"));
+  const StepResult r = simulate(sc, sc.strategies[0], plan_test::ideal_network(std::numeric_limits<double>::infinity()));
+  CHECK(stage_layers(r, 0) == 3);
+  CHECK(stage_layers(r, 1) == 4);
+  CHECK(stage_layers(r, 2) == 4);
+  CHECK(stage_layers(r, 3) == 3);
+  // The embedding alone: 15 + 1 = 16 over 4 stages of 4, the first building 3.
+  const auto emb = plan_test::scenario(gpt_of(15, "{name: s, pp: 4, dp: 2, framework: megatron-core, "
+                                                  "pipeline_split_counts: [embedding]}"));
+  const StepResult e = simulate(emb, emb.strategies[0], plan_test::ideal_network(std::numeric_limits<double>::infinity()));
+  CHECK(stage_layers(e, 0) == 3);
+  for (int stage = 1; stage < 4; ++stage) CHECK(stage_layers(e, stage) == 4);
+}
+
+TEST_CASE("counting the embedding and the loss is refused where Megatron-Core would assert, or a stage would hold none") {
+  const std::string mc = "framework: megatron-core, pipeline_split_counts: [embedding, loss]";
+  CHECK(plan_test::strategy_error(plan_test::small_gpt("{name: s, pp: 4, dp: 2, " + mc + "}"))
+            .find("pipeline_split_counts: expected the 8 layers + the embedding + the loss = 10 to divide evenly over "
+                  "pp·v = 4 virtual stages") != std::string::npos);
+  // 10 over 10 virtual stages: the first and the last would hold the embedding or the loss alone.
+  CHECK(plan_test::strategy_error(plan_test::small_gpt("{name: s, pp: 2, dp: 4, schedule: interleaved, v: 5, " + mc + "}"))
+            .find("leave the first or the last with no transformer layer") != std::string::npos);
+  CHECK(plan_test::strategy_error(plan_test::small_gpt("{name: s, pp: 2, dp: 4, first_stage_layers: 3, " + mc + "}"))
+            .find("first_stage_layers / last_stage_layers exclude each other") != std::string::npos);
+  CHECK(plan_test::read_error(plan_test::small_gpt("{name: s, pp: 2, dp: 4, pipeline_split_counts: [loss]}"))
+            .find("pipeline_split_counts is Megatron-Core's --account-for-embedding/loss-in-pipeline-split: it needs "
+                  "framework: megatron-core") != std::string::npos);
+  CHECK(plan_test::read_error(plan_test::small_gpt("{name: s, pp: 2, dp: 4, framework: megatron-core, "
+                                                   "pipeline_split_counts: [loss, loss]}"))
+            .find("'loss' is listed twice") != std::string::npos);
+  CHECK(plan_test::read_error(plan_test::small_gpt("{name: s, pp: 2, dp: 4, framework: megatron-core, "
+                                                   "pipeline_split_counts: [head]}"))
+            .find("pipeline_split_counts") != std::string::npos);
+}
+
+TEST_CASE("Megatron-LM's --account-for-embedding/loss-in-pipeline-split count them in the split and the virtual size") {
+  const auto sc = plan_test::scenario(gpt_of(14, "{name: s}"));
+  Strategy s;
+  // (14 + 2) / pp 2 = 8 layers a stage, 2 a virtual stage: v = 4.
+  apply_megatron_args(config::read_shell_script("--pipeline-model-parallel-size 2 --num-layers 14 --bf16 "
+                                                "--account-for-embedding-in-pipeline-split "
+                                                "--account-for-loss-in-pipeline-split "
+                                                "--num-layers-per-virtual-pipeline-stage 2",
+                                                "args.sh"),
+                      sc.model, sc.training, s);
+  CHECK(s.split_counts_embedding);
+  CHECK(s.split_counts_loss);
+  CHECK(s.v == 4);
+  CHECK(s.where.pipeline_split.column == 57);  // the first of the two flags
+  CHECK(s.unmodelled.empty());
+  // Without them, 14 / 2 = 7 layers a stage, which 2 does not divide.
+  Strategy plain;
+  CHECK_THROWS_WITH(apply_megatron_args(config::read_shell_script("--pipeline-model-parallel-size 2 --num-layers 14 --bf16 "
+                                                                  "--num-layers-per-virtual-pipeline-stage 2",
+                                                                  "args.sh"),
+                                        sc.model, sc.training, plain),
+                    doctest::Contains("expected a divisor of the 7 layers per pipeline stage (14 layers / pp 2)"));
+}
