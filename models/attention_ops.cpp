@@ -186,8 +186,7 @@ void add_attention(std::vector<OpCost>& ops, const ModelSpec& m, const Dims& x, 
   const I64 qkv_width = (x.q_heads + 2 * x.kv_heads) * x.d;
   ops.push_back(matmul("qkv", {1, x.tokens, qkv_width, x.h}, x.e, m.qkv_bias, to_bytes(stored_norm_out)));
   if (m.qk_norm) {  // Qwen3: an RMSNorm over each query and key head; keeps its input
-    const double normed = static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d) * x.e;
-    OpCost op = memory_op("qk_norm", 2 * normed, 3 * normed, to_bytes(normed), 2);
+    OpCost op = norms_op("qk_norm", x, static_cast<double>(x.tokens * (x.q_heads + x.kv_heads) * x.d), 2, true);
     op.params = 2 * m.head_dim;
     op.param_tensors = 2;  // q_norm, k_norm
     ops.push_back(op);

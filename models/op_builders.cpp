@@ -89,15 +89,19 @@ I64 to_bytes(double v) { return static_cast<I64>(v); }
 // two gradients (12); the upcast's (4 + e); 16 kernels (the rsqrt's own backward is three per-row
 // ones). It keeps the fp32 upcast (pow and mul share it) and the downcast output for the
 // weight's gradient: 4 + e bytes where a fused norm keeps e.
-OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params, bool rms) {
-  const double elements = static_cast<double>(x.norm_tokens * width);
+OpCost norms_op(std::string name, const Dims& x, double elements, int norms, bool rms) {
   const bool eager = x.eager.norm && rms;
   OpCost op = eager ? memory_op(std::move(name), (28 + 4 * x.e) * elements, (76 + 8 * x.e) * elements,
-                                to_bytes((4 + x.e) * elements), 8)
-                    : memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e));
+                                to_bytes((4 + x.e) * elements), 8 * norms)
+                    : memory_op(std::move(name), 2 * elements * x.e, 3 * elements * x.e, to_bytes(elements * x.e), norms);
+  op.bwd_kernels = (eager ? 16 : 2) * norms;
+  return op;
+}
+
+OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params, bool rms) {
+  OpCost op = norms_op(std::move(name), x, static_cast<double>(x.norm_tokens * width), 1, rms);
   op.params = params;
   op.param_tensors = static_cast<int>(params / width);  // LayerNorm's weight and bias, RMSNorm's weight
-  op.bwd_kernels = eager ? 16 : 2;
   return op;
 }
 

@@ -46,6 +46,9 @@ OpCost norm_op(std::string name, const ModelSpec& m, const Dims& x);
 /// The same over norm_tokens × `width` with `params` weights (latent attention's latent norms,
 /// RMSNorms: `rms`).
 OpCost norm_op(std::string name, const Dims& x, I64 width, I64 params, bool rms);
+/// `norms` alike norms over `elements` elements in all, as norm_op costs one (Qwen3's q and k
+/// norms over each head): fused, or at::rms_norm's eager chain where x.eager.norm and `rms`.
+OpCost norms_op(std::string name, const Dims& x, double elements, int norms, bool rms);
 /// Residual add with hidden dropout.
 OpCost dropout_add_op(std::string name, const Dims& x);
 /// The attention block after the layer's input norm: the projections, q/k norms, rotary, the

@@ -44,6 +44,30 @@ TEST_CASE("an eager RMSNorm moves 36 bytes per element forward and 92 backward, 
   CHECK(op_named(ops, "rotary").fwd_bytes == op_named(fused_ops, "rotary").fwd_bytes);
 }
 
+TEST_CASE("Qwen3's q and k norms run as two eager RMSNorm chains: 36 and 92 bytes per element, 16 and 32 kernels") {
+  // Qwen3-30B-A3B: 32 query heads and 4 KV heads of 128 dims, each normed over its 128; 4096
+  // tokens, bf16. The same per-element bytes as any eager RMSNorm (above), over
+  // 4096 · (32 + 4) · 128 elements, and each of the two norms launches its own chain. Fused: two
+  // kernels forward, two each backward, as a fused input norm.
+  const ModelSpec qwen = load_model("qwen3-30b-a3b");
+  REQUIRE(qwen.qk_norm);
+  const LayerShape fused{.micro_batch = 1, .seq = 4096};
+  const double elements = 4096.0 * (32 + 4) * 128;
+  const OpCost& f = op_named(layer_ops(qwen, fused), "qk_norm");
+  CHECK(f.fwd_bytes == doctest::Approx(4 * elements));
+  CHECK(f.fwd_kernels == 2);
+  CHECK(f.bwd_kernels == 4);
+  const auto ops = layer_ops(qwen, with_eager(fused, {.norm = true}));
+  const OpCost& e = op_named(ops, "qk_norm");
+  CHECK(e.fwd_bytes == doctest::Approx(36 * elements));
+  CHECK(e.bwd_input_bytes == doctest::Approx(92 * elements));
+  CHECK(e.activation_bytes == static_cast<std::int64_t>(6 * elements));
+  CHECK(e.fwd_kernels == 16);
+  CHECK(e.fwd_host_calls == 16);
+  CHECK(e.bwd_kernels == 32);
+  CHECK(e.params == 2 * 128);
+}
+
 TEST_CASE("LayerNorm is one native kernel: eager changes nothing for it") {
   const ModelSpec gpt = load_model("megatron-1.7b");
   const LayerShape fused{.micro_batch = 1, .seq = 2048};
