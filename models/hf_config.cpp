@@ -97,9 +97,11 @@ void read_deepseek(const Field& root, ModelSpec& m) {
     moe.dense_layers = static_cast<int>(layers);
   }
   if (auto method = root.optional("topk_method"); method && !method->is_null()) moe.router_bias = method->as_string() == "noaux_tc";
-  if (auto mtp = root.optional("num_nextn_predict_layers"); mtp && !mtp->is_null() && mtp->as_int() > 0)
-    m.unmodelled.push_back(config::to_string(mtp->pos()) + ": num_nextn_predict_layers " + mtp->as_string() +
-                           " is not modelled: the multi-token-prediction layer's compute and parameters are not costed");
+  if (auto mtp = root.optional("num_nextn_predict_layers"); mtp && !mtp->is_null()) {
+    const std::int64_t depths = mtp->as_int();
+    if (depths < 0 || depths > 16) mtp->fail("expected multi-token-prediction depths from 0 to 16, found " + mtp->found());
+    m.mtp_layers = static_cast<int>(depths);
+  }
 }
 
 // Gemma (transformers' GemmaConfig, Gemma2Config): Llama's layout with a GeGLU MLP (gate_proj,

@@ -270,6 +270,20 @@ std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape) {
   return with_host_calls(std::move(ops));
 }
 
+std::vector<OpCost> mtp_input_ops(const ModelSpec& m, const LayerShape& shape) {
+  const Dims x = dims_of(m, shape);
+  const double out = static_cast<double>(x.norm_tokens * x.h) * x.e;
+  // The next tokens' rows of the embedding table, as embedding_ops gathers them (no positions,
+  // no dropout); the table is the model's, its parameters counted once by the plan.
+  OpCost lookup = memory_op("mtp_embedding", 2 * out, 0, 0);
+  lookup.bwd_weight_bytes = 3 * out;
+  std::vector<OpCost> ops{lookup, norm_op("mtp_enorm", m, x), norm_op("mtp_hnorm", m, x)};
+  // eh_proj: a column-parallel 2h → h linear over the two normed inputs side by side, keeping
+  // that 2h-wide input.
+  ops.push_back(matmul("mtp_eh_proj", {1, x.tokens, x.h / x.tp, 2 * x.h}, x.e, false, to_bytes(2 * out)));
+  return with_host_calls(std::move(ops));
+}
+
 std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape) {
   if (!m.moe.enabled() || shape.dense_mlp || shape.ep == 1) return 0;
   const Dims x = dims_of(m, shape);

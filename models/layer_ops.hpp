@@ -185,6 +185,11 @@ std::vector<OpCost> layer_ops(const ModelSpec& m, const LayerShape& shape);
 std::vector<OpCost> embedding_ops(const ModelSpec& m, const LayerShape& shape);
 /// Last stage: final norm, logits GEMM (vocab split over TP), cross-entropy loss.
 std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape);
+/// One multi-token-prediction depth's ops before its transformer layer (Megatron-Core
+/// multi_token_prediction.py MultiTokenPredictionLayer; DeepSeek-V3 report §2.2): the next
+/// tokens' embedding lookup, enorm and hnorm, and eh_proj (2h → h over both). Its layer is
+/// layer_ops() of the last layer's shape; its output head and loss are logits_ops() again.
+std::vector<OpCost> mtp_input_ops(const ModelSpec& m, const LayerShape& shape);
 
 /// Bytes one rank sends in a MoE layer's token dispatch all-to-all under expert parallelism (the
 /// nccl-tests size of the alltoall): its (s/t with SP) tokens, k copies each, h wide, at the

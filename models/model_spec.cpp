@@ -134,6 +134,10 @@ std::int64_t total_params(const ModelSpec& m) {
   return embedding_params(m) + layers + head_params(m);
 }
 
+std::int64_t mtp_params(const ModelSpec& m) {
+  return m.mtp_layers * (3 * norm_params(m) + 2 * m.hidden * m.hidden + params_per_layer(m));
+}
+
 std::int64_t active_params(const ModelSpec& m) {
   std::int64_t moe_layers = 0;
   for (int l = 0; l < m.layers; ++l) moe_layers += is_moe_layer(m, l) ? 1 : 0;

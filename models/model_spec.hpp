@@ -108,6 +108,12 @@ struct ModelSpec {
   /// whole sequence instead: Gemma-2 alternates (2), Gemma-3 keeps one in six (6); 0 = every
   /// layer local.
   int global_attention_every = 0;
+  /// Multi-token prediction depths (DeepSeek-V3 report §2.2; Megatron-Core --mtp-num-layers): each
+  /// predicts one token further, from the previous depth's hidden state and the next token's
+  /// embedding: two RMSNorms, a 2h → h projection, one transformer layer of the last layer's kind,
+  /// and the shared output head and loss again. Not in total_params() (DeepSeek's "671B without
+  /// the 14B MTP module"): mtp_params(). 0 = none.
+  int mtp_layers = 0;
   /// With a window, the first global_first_layers layers attend to the whole sequence and the
   /// rest are local (Qwen2's use_sliding_window from layer max_window_layers on); 0 = none.
   int global_first_layers = 0;
@@ -150,6 +156,10 @@ std::int64_t embedding_params(const ModelSpec& m);
 std::int64_t head_params(const ModelSpec& m);
 /// Everything: embedding + L layers + final norm + untied output projection.
 std::int64_t total_params(const ModelSpec& m);
+/// The multi-token-prediction module's own weights, mtp_layers × (two norms + the 2h·h projection
+/// + a layer of the last layer's kind + its final norm); the embedding and output head it uses
+/// are the model's.
+std::int64_t mtp_params(const ModelSpec& m);
 /// What one token runs through ("active parameters" of a MoE model card): total_params() with
 /// active_mlp_params() per layer. Equal to total_params() for a dense model.
 std::int64_t active_params(const ModelSpec& m);

@@ -20,7 +20,7 @@ const std::vector<std::string> kModelKeys{
     "kv_heads",   "head_dim", "ffn_hidden",      "vocab",           "max_seq",  "activation",
     "norm",       "position", "tied_embeddings", "bias",            "qkv_bias", "norm_bias",
     "dropout",    "qk_norm",  "moe",             "preset",          "attention_window", "global_attention_every",
-    "sandwich_norm", "mla", "global_first_layers"};
+    "sandwich_norm", "mla", "global_first_layers", "mtp_layers"};
 const std::vector<std::string> kMlaKeys{"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
                                         "v_head_dim"};
 const std::vector<std::string> kMoeKeys{"experts",     "top_k",           "expert_ffn",    "shared_ffn",
@@ -139,6 +139,11 @@ void apply_shape_keys(const Field& root, ModelSpec& m) {
   if (auto f = root.optional("attention_window")) m.attention_window = f->as_positive_int();
   if (auto f = root.optional("global_attention_every")) m.global_attention_every = as_int32(*f);
   if (auto f = root.optional("global_first_layers")) m.global_first_layers = as_int32(*f);
+  if (auto f = root.optional("mtp_layers")) {
+    const std::int64_t v = f->as_int();
+    if (v < 0 || v > 16) f->fail("expected multi-token-prediction depths from 0 to 16, found " + f->found());
+    m.mtp_layers = static_cast<int>(v);
+  }
 }
 
 void apply_kind_keys(const Field& root, ModelSpec& m) {

@@ -10,7 +10,7 @@
 //   tied_embeddings (true), bias (true), qkv_bias (= bias), norm_bias (= bias), dropout (true),
 //   qk_norm (false), sandwich_norm (false)
 //   attention_window (0 = none: every earlier token), global_attention_every (0 = every layer local),
-//   global_first_layers (0)
+//   global_first_layers (0), mtp_layers (0: multi-token-prediction depths)
 //   name, source, published_params (a count such as 6.74B), published_active_params (MoE)
 //   moe: {experts, top_k, expert_ffn (= ffn_hidden), shared_ffn (0), shared_gate (false),
 //         capacity_factor (0 = dropless), load_imbalance (1), dense_layers (0), router_bias (false)}

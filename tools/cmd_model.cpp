@@ -81,6 +81,10 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
   std::printf("  parameters %.3f B (per layer %.1f M, embedding %.1f M, head %.1f M)\n",
               static_cast<double>(models::total_params(m)) / 1e9, static_cast<double>(models::params_per_layer(m)) / 1e6,
               static_cast<double>(models::embedding_params(m)) / 1e6, static_cast<double>(models::head_params(m)) / 1e6);
+  if (m.mtp_layers > 0)
+    std::printf("  multi-token prediction: %d depth%s, %.3f B parameters of its own (beside the total), on the last "
+                "pipeline stage\n",
+                m.mtp_layers, m.mtp_layers == 1 ? "" : "s", static_cast<double>(models::mtp_params(m)) / 1e9);
   if (m.mla.enabled()) {
     std::printf("  latent attention: KV latent %lld", static_cast<long long>(m.mla.kv_lora_rank));
     if (m.mla.q_lora_rank > 0) std::printf(", query latent %lld", static_cast<long long>(m.mla.q_lora_rank));
@@ -138,7 +142,8 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
 void print_json(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu) {
   std::ostringstream out;
   out << "{\"name\": \"" << json_escape(m.name) << "\", \"params\": " << models::total_params(m)
-      << ", \"active_params\": " << models::active_params(m) << ", \"experts\": " << m.moe.experts
+      << ", \"active_params\": " << models::active_params(m) << ", \"mtp_layers\": " << m.mtp_layers
+      << ", \"mtp_params\": " << models::mtp_params(m) << ", \"experts\": " << m.moe.experts
       << ", \"top_k\": " << m.moe.top_k << ", \"layers\": " << m.layers << ", \"hidden\": " << m.hidden << ", \"heads\": " << m.heads
       << ", \"kv_heads\": " << m.kv_heads << ", \"ffn_hidden\": " << m.ffn_hidden << ", \"vocab\": " << m.vocab
       << ", \"attention_window\": " << m.attention_window << ", \"global_attention_every\": " << m.global_attention_every

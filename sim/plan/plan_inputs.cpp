@@ -57,14 +57,48 @@ void split_layers(PlanInputs& in) {
   for (int u = 0; u < n; ++u) {
     const int first = in.first_layer_of_vstage[u], count = in.layers_of_vstage[u];
     std::int64_t p = in.sum_layers(first, count, &LayerCost::params);
+    // The head's own (multi-token prediction's layers included) on the last virtual stage.
+    const bool head = u == n - 1 && !in.opt.hooks.skip_embedding_and_head;
     if (!in.opt.hooks.skip_embedding_and_head) {
       if (u == 0) p += in.embedding.params;
-      if (u == n - 1) p += in.logits_own_params;
+      if (head) p += in.logits_own_params;
     }
     in.stage_params[u % in.grid.pp()] += p;
-    in.stage_expert_params[u % in.grid.pp()] += in.sum_layers(first, count, &LayerCost::expert_params);
-    in.stage_fp8_params[u % in.grid.pp()] += in.sum_layers(first, count, &LayerCost::fp8_params);
-    in.stage_fp8_cast_ps[u % in.grid.pp()] += in.sum_layers(first, count, &LayerCost::fp8_cast_ps);
+    in.stage_expert_params[u % in.grid.pp()] +=
+        in.sum_layers(first, count, &LayerCost::expert_params) + (head ? in.logits.expert_params : 0);
+    in.stage_fp8_params[u % in.grid.pp()] += in.sum_layers(first, count, &LayerCost::fp8_params) + (head ? in.logits.fp8_params : 0);
+    in.stage_fp8_cast_ps[u % in.grid.pp()] +=
+        in.sum_layers(first, count, &LayerCost::fp8_cast_ps) + (head ? in.logits.fp8_cast_ps : 0);
+  }
+}
+
+// Multi-token prediction (models::ModelSpec::mtp_layers) runs on the last stage after the main
+// head, as Megatron-Core places its MTP block in post_process (gpt_model.py): each depth's own ops,
+// a layer of the last layer's kind, and the output head and loss again, with the head's weights.
+// The embedding table it reads is the first stage's; with pp > 1 and untied embeddings the last
+// stage holds a copy of its own (gpt_model.py builds the embedding where pre_process or
+// mtp_process), reduced with the first stage's as a tied embedding is (task_builder_dp.cpp).
+void add_multi_token_prediction(PlanInputs& in) {
+  const models::ModelSpec& m = in.sc.model;
+  if (m.mtp_layers == 0) return;
+  // The depth's head: its own final norm (MultiTokenPredictionLayer.final_layernorm), then the
+  // model's output layer, whose weights are the main head's.
+  LayerCost head = in.logits;
+  head.params = models::norm_params(m);
+  head.op_params = {head.params};
+  head.param_tensors = 1;
+  head.expert_params = head.fp8_params = 0;
+  const LayerCost input = mtp_input_cost(in.cost_in);
+  for (int depth = 0; depth < m.mtp_layers; ++depth) {
+    append(in.logits, input);
+    append(in.logits, in.layer(m.layers - 1));
+    append(in.logits, head);
+  }
+  if (in.grid.pp() > 1 && !m.tied_embeddings) {
+    const std::int64_t table = m.vocab / in.st.tp * m.hidden;
+    in.logits.params += table;
+    in.logits.op_params.push_back(table);
+    in.logits.param_tensors += 1;
   }
 }
 
@@ -112,6 +146,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   cost_layers(in);
   in.embedding = embedding_cost(in.cost_in);
   in.logits = logits_cost(in.cost_in);
+  add_multi_token_prediction(in);
   in.logits_own_params = in.logits.params - (sc.model.tied_embeddings && st.pp == 1 ? sc.model.vocab / st.tp * sc.model.hidden : 0);
   in.tp_bytes = plan::tp_bytes(in.cost_in);
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;

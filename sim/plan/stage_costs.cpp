@@ -318,14 +318,20 @@ LayerCost layer_cost(const CostInputs& in) {
 
 // Vocab-parallel embedding: its output is reduced over TP (reduce-scatter with SP); in backward
 // only SP needs the gradient gathered back.
+namespace {
+
+// A vocab-parallel embedding lookup at op 0: each rank holds V/t rows, so the looked-up rows are
+// summed over TP (reduce-scattered along the sequence under SP, whose backward gathers them).
+std::vector<CommPoint> lookup_points(const CostInputs& in) {
+  if (in.shape.tp == 1) return {};
+  const bool sp = in.shape.sequence_parallel;
+  return {{0, true, sp, sp ? comm::Op::reduce_scatter : comm::Op::all_reduce, comm::Op::all_gather}};
+}
+
+}  // namespace
+
 LayerCost embedding_cost(const CostInputs& in) {
-  const auto ops = models::embedding_ops(*in.model, in.shape);
-  std::vector<CommPoint> points;
-  if (in.shape.tp > 1) {
-    const bool sp = in.shape.sequence_parallel;
-    points.push_back({0, true, sp, sp ? comm::Op::reduce_scatter : comm::Op::all_reduce, comm::Op::all_gather});
-  }
-  return cost_of(ops, points, in);
+  return cost_of(models::embedding_ops(*in.model, in.shape), lookup_points(in), in);
 }
 
 // Final norm, then the f operator before the (column-parallel) logits GEMM. Megatron-Core's
@@ -338,6 +344,36 @@ LayerCost logits_cost(const CostInputs& in) {
   // add_pair adds a reduce point after the last op; the loss needs no such reduce of h-wide data.
   if (!points.empty()) points.pop_back();
   return cost_of(ops, points, in);
+}
+
+// One multi-token-prediction depth's own ops (models::mtp_input_ops). The next tokens' lookup
+// reduces over TP as the embedding's does (embedding_cost); eh_proj is a column-parallel linear
+// whose output Megatron-Core gathers back to h (multi_token_prediction.py:
+// gather_from_tensor_model_parallel_region): costed as add_pair's two collectives, the one
+// before it of the 2h-wide input.
+LayerCost mtp_input_cost(const CostInputs& in) {
+  const auto ops = models::mtp_input_ops(*in.model, in.shape);
+  std::vector<CommPoint> points = lookup_points(in);
+  const std::size_t proj = index_of(ops, "mtp_eh_proj");
+  if (in.shape.tp > 1) add_pair(points, proj, proj, in.shape.sequence_parallel, false, 2 * tp_bytes(in));
+  return cost_of(ops, points, in);
+}
+
+void append(LayerCost& into, const LayerCost& next) {
+  into.fwd.insert(into.fwd.end(), next.fwd.begin(), next.fwd.end());
+  into.bwd.insert(into.bwd.begin(), next.bwd.begin(), next.bwd.end());
+  into.weight_ps += next.weight_ps;
+  into.stored_activation_bytes += next.stored_activation_bytes;
+  into.transient_bytes = std::max(into.transient_bytes, next.transient_bytes);
+  into.params += next.params;
+  into.expert_params += next.expert_params;
+  into.op_params.insert(into.op_params.end(), next.op_params.begin(), next.op_params.end());
+  into.param_tensors += next.param_tensors;
+  into.fp8_params += next.fp8_params;
+  into.fp8_cast_ps += next.fp8_cast_ps;
+  into.fwd_flops += next.fwd_flops;
+  into.bwd_flops += next.bwd_flops;
+  into.recompute_flops += next.recompute_flops;
 }
 
 std::int64_t tp_bytes(const CostInputs& in) {

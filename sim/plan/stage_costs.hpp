@@ -91,6 +91,11 @@ CostInputs cost_inputs(const Scenario& sc, const Strategy& s);
 LayerCost layer_cost(const CostInputs& in);
 LayerCost embedding_cost(const CostInputs& in);
 LayerCost logits_cost(const CostInputs& in);
+/// One multi-token-prediction depth's ops before its transformer layer, with their TP collectives.
+LayerCost mtp_input_cost(const CostInputs& in);
+/// `next` run after `into`: forward segments after into's, backward ones before; sizes add (the
+/// larger transient buffer).
+void append(LayerCost& into, const LayerCost& next);
 /// Payload of a TP collective: b·(s/cp)·h·2 bytes.
 std::int64_t tp_bytes(const CostInputs& in);
 

@@ -11,8 +11,9 @@
 //   that holds its parameters (megatron/core/distributed/param_and_grad_buffer.py dispatches the
 //   next bucket's all-gather from the forward pre-hook). In the steady state the previous step's
 //   optimizer has finished when this step starts, so they start with it.
-// - Tied embeddings under PP: the first and last stage all-reduce the embedding gradient
-//   (Megatron-LM finalize_model_grads) before the step.
+// - Tied embeddings under PP, or the last stage's copy of the embedding that multi-token
+//   prediction reads: the first and last stage all-reduce the embedding gradient (Megatron-LM
+//   finalize_model_grads, _allreduce_word_embedding_grads) before the step.
 // - The optimizer step: fused Adam reads gradient (2 B) and fp32 master, m, v (12 B) and writes
 //   master, m, v and the 16-bit parameter (14 B): 28 bytes per local parameter, memory-bound
 //   (models::OptimizerStates::step_bytes, narrower states fewer). Under ZeRO-Offload the
@@ -91,10 +92,13 @@ std::vector<Bucket> stage_buckets(const Build& b, int stage, GradientSet set) {
       const LayerCost& layer = b.in.layer(b.in.first_layer_of_vstage[u] + i);
       const std::int64_t expert = b.in.st.ep > 1 ? layer.expert_params : 0;
       std::int64_t params = set == GradientSet::experts ? expert : layer.params - expert;
-      if (set == GradientSet::dense && !b.in.opt.hooks.skip_embedding_and_head) {
-        if (u == 0 && i == 0) params += b.in.embedding.params;
-        if (u == p * b.in.schedule.chunks - 1 && i == n - 1) params += b.in.logits_own_params;
+      if (!b.in.opt.hooks.skip_embedding_and_head && u == p * b.in.schedule.chunks - 1 && i == n - 1) {
+        // The head's, a multi-token-prediction layer's experts among them.
+        const std::int64_t head_experts = b.in.st.ep > 1 ? b.in.logits.expert_params : 0;
+        params += set == GradientSet::experts ? head_experts : b.in.logits_own_params - head_experts;
       }
+      if (set == GradientSet::dense && !b.in.opt.hooks.skip_embedding_and_head && u == 0 && i == 0)
+        params += b.in.embedding.params;
       acc += params;
       while (acc >= chunk_cap) {
         out.push_back({chunk_cap, base[c] + i, 1});
@@ -204,7 +208,8 @@ void overlapped_param_gathers(Build& b, int stage, const std::vector<Bucket>& bu
 
 void build_embedding_sync(Build& b) {
   const int p = b.in.grid.pp();
-  if (p == 1 || !b.in.sc.model.tied_embeddings || b.in.opt.hooks.skip_embedding_and_head) return;
+  const bool shared = b.in.sc.model.tied_embeddings || b.in.sc.model.mtp_layers > 0;
+  if (p == 1 || !shared || b.in.opt.hooks.skip_embedding_and_head) return;
   const std::int64_t bytes = b.in.grad_bytes * (b.in.sc.model.vocab / b.in.grid.tp()) * b.in.sc.model.hidden;
   for (std::size_t local = 0; local < b.global_of.size(); ++local) {
     const Coord c = b.in.grid.coord(b.global_of[local]);

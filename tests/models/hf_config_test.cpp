@@ -95,7 +95,7 @@ TEST_CASE("DeepSeek-V2-Lite: latent attention without a query latent, one dense 
   CHECK(m.unmodelled.empty());
 }
 
-TEST_CASE("DeepSeek-V3: a query latent, three dense layers, the router's score bias; MTP said") {
+TEST_CASE("DeepSeek-V3: a query latent, three dense layers, the router's score bias, one MTP depth") {
   const ModelSpec m = load_model(kData + "deepseek-v3-config.json");
   CHECK(m.mla.q_lora_rank == 1536);
   CHECK(m.moe.dense_layers == 3);
@@ -106,9 +106,13 @@ TEST_CASE("DeepSeek-V3: a query latent, three dense layers, the router's score b
   CHECK(attention_params(m) == 187'107'328);
   CHECK(total_params(m) == 671'026'419'200);
   CHECK(total_params(m) == total_params(load_model("deepseek-v3")));
-  REQUIRE(m.unmodelled.size() == 1);
-  CHECK(m.unmodelled[0] == kData + "deepseek-v3-config.json:26:31: num_nextn_predict_layers 1 is not modelled: the "
-                                   "multi-token-prediction layer's compute and parameters are not costed");
+  // num_nextn_predict_layers 1: one multi-token-prediction depth, whose own weights are enorm,
+  // hnorm and its final norm (3·7168), eh_proj 2·7168·7168 = 102,760,448 and one MoE layer:
+  // 187,107,328 + 2·7168 + 257·3·7168·2048 + 256·7168 + 256 = 11,507,286,272; 11,610,068,224 in all.
+  CHECK(m.mtp_layers == 1);
+  CHECK(mtp_params(m) == 11'610'068'224);
+  CHECK(load_model("deepseek-v3").mtp_layers == 1);
+  CHECK(m.unmodelled.empty());
   std::string text = R"({"model_type": "deepseek_v3", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
  "intermediate_size": 128, "vocab_size": 100, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8,
  "v_head_dim": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "moe_layer_freq": 2})";

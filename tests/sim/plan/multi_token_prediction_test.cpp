@@ -1,0 +1,94 @@
+// Multi-token prediction (models::ModelSpec::mtp_layers) on the last pipeline stage: each depth's
+// work after the main head, its weights where they are kept and reduced, and the embedding copy
+// the last stage reduces with the first's.
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "sim/plan/plan_inputs.hpp"
+#include "tests/sim/plan/plan_fixture.hpp"
+
+using namespace stepsim;
+using namespace stepsim::plan;
+
+namespace {
+
+// 4 layers, h 1024, 8 heads, SwiGLU 2816, vocabulary 32000, untied, on one DGX A100 in bf16.
+std::string gpt(int mtp, const std::string& strategy) {
+  return R"(name: mtp
+hardware: {preset: dgx-a100}
+model: {name: m, layers: 4, hidden: 1024, heads: 8, ffn_hidden: 2816, vocab: 32000, position: rotary,
+        activation: swiglu, norm: rmsnorm, bias: false, dropout: false, tied_embeddings: false, mtp_layers: )" +
+         std::to_string(mtp) + R"(}
+training: {seq_len: 2048, global_batch: 16, precision: bf16}
+strategies:
+  - )" + strategy + "\n";
+}
+
+PlanInputs inputs(int mtp, const std::string& strategy) {
+  const auto sc = plan_test::scenario(gpt(mtp, strategy));
+  return make_inputs(sc, sc.strategies[0], {});
+}
+
+}  // namespace
+
+TEST_CASE("a depth runs its own ops, a layer of the last layer's kind and the head again, after the head") {
+  const std::string tp2 = "{name: s, tp: 2, dp: 4, micro_batch: 2, flash_attention: true}";
+  const PlanInputs base = inputs(0, tp2), one = inputs(1, tp2);
+  // FLOPs of one microbatch (T = 2 · 2048 tokens): the head again, the layer, and eh_proj's
+  // 2·T·2h·(h/t); the lookup and the three norms are memory-bound.
+  const double tokens = 2.0 * 2048, h = 1024;
+  CHECK(one.logits.fwd_flops ==
+        doctest::Approx(2 * base.logits.fwd_flops + base.layer(3).fwd_flops + 2 * tokens * 2 * h * (h / 2)).epsilon(1e-12));
+  CHECK(one.logits.bwd_flops ==
+        doctest::Approx(2 * base.logits.bwd_flops + base.layer(3).bwd_flops + 4 * tokens * 2 * h * (h / 2)).epsilon(1e-12));
+  // Its weights on this TP rank: enorm, hnorm and the final norm (3h, replicated), eh_proj's
+  // 2h·h/t and the layer's; the output head is the main one's. With pp 1 the embedding table it
+  // reads is the first stage's own.
+  const std::int64_t own = 3 * 1024 + 2 * 1024 * 512 + base.layer(3).params;
+  CHECK(one.logits.params - base.logits.params == own);
+  CHECK(one.stage_params[0] - base.stage_params[0] == own);
+  // Forward runs the main head first; backward starts with the last depth's head.
+  REQUIRE(one.logits.fwd.size() > base.logits.fwd.size());
+  CHECK(one.logits.fwd.front().compute_ps == base.logits.fwd.front().compute_ps);
+  CHECK(one.logits.bwd.back().compute_ps == base.logits.bwd.back().compute_ps);
+}
+
+TEST_CASE("with pp > 1 the last stage holds a copy of the embedding table and reduces it with the first stage") {
+  const std::string pp2 = "{name: s, tp: 4, pp: 2, dp: 1, micro_batch: 2, flash_attention: true}";
+  const PlanInputs base = inputs(0, pp2), one = inputs(1, pp2);
+  // Stage 1 gains the depth's weights and the table's V/t·h = 8000 · 1024 rows; stage 0 nothing.
+  const std::int64_t own = 3 * 1024 + 2 * 1024 * 256 + base.layer(3).params;
+  CHECK(one.stage_params[1] - base.stage_params[1] == own + 8000 * 1024);
+  CHECK(one.stage_params[0] == base.stage_params[0]);
+  // The only DP-class collective without DP is that table's gradient all-reduce between the
+  // first and the last stage (Megatron's _allreduce_word_embedding_grads): it is there with MTP.
+  auto sc0 = plan_test::scenario(gpt(0, pp2)), sc1 = plan_test::scenario(gpt(1, pp2));
+  const StepResult r0 = simulate(sc0, sc0.strategies[0], {}), r1 = simulate(sc1, sc1.strategies[0], {});
+  CHECK(r0.exposed_comm_s.dp == 0);
+  CHECK(r1.exposed_comm_s.dp > 0);
+  CHECK(r1.step_time_s > r0.step_time_s);
+}
+
+TEST_CASE("each depth adds the same work: two depths cost twice one") {
+  // Free communication and an instant host: the last stage's work is a sum, so the step grows by
+  // the same amount per depth, to the picosecond rounding of each step.
+  SimOptions opt;
+  opt.hooks.comm_bytes_per_s = std::numeric_limits<double>::infinity();
+  opt.hooks.skip_optimizer = true;
+  opt.hooks.instant_host = true;
+  std::int64_t step[3];
+  for (int depths = 0; depths < 3; ++depths) {
+    auto sc = plan_test::scenario(gpt(depths, "{name: s, tp: 8, micro_batch: 2, flash_attention: true}"));
+    sc.cluster.gpu.comm_slowdown = 0;
+    step[depths] = static_cast<std::int64_t>(simulate(sc, sc.strategies[0], opt).step_time_s * 1e12 + 0.5);
+  }
+  CHECK(step[1] > step[0]);
+  CHECK(std::abs((step[2] - step[0]) - 2 * (step[1] - step[0])) <= 2);
+}
+
+TEST_CASE("mtp_layers out of its range is refused at the key") {
+  CHECK(plan_test::read_error(gpt(17, "{name: s, dp: 8}"))
+            .find("model.mtp_layers: expected multi-token-prediction depths from 0 to 16, found '17'") != std::string::npos);
+  CHECK(plan_test::read_error(gpt(-1, "{name: s, dp: 8}")).find("found '-1'") != std::string::npos);
+}
