@@ -53,7 +53,8 @@ TEST_CASE("Qwen3's q and k norms run as two eager RMSNorm chains: 36 and 92 byte
   REQUIRE(qwen.qk_norm);
   const LayerShape fused{.micro_batch = 1, .seq = 4096};
   const double elements = 4096.0 * (32 + 4) * 128;
-  const OpCost& f = op_named(layer_ops(qwen, fused), "qk_norm");
+  const auto fused_ops = layer_ops(qwen, fused);
+  const OpCost& f = op_named(fused_ops, "qk_norm");
   CHECK(f.fwd_bytes == doctest::Approx(4 * elements));
   CHECK(f.fwd_kernels == 2);
   CHECK(f.bwd_kernels == 4);
