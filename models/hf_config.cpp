@@ -97,11 +97,7 @@ void read_deepseek(const Field& root, ModelSpec& m) {
     moe.dense_layers = static_cast<int>(layers);
   }
   if (auto method = root.optional("topk_method"); method && !method->is_null()) moe.router_bias = method->as_string() == "noaux_tc";
-  if (auto mtp = root.optional("num_nextn_predict_layers"); mtp && !mtp->is_null()) {
-    const std::int64_t depths = mtp->as_int();
-    if (depths < 0 || depths > 16) mtp->fail("expected multi-token-prediction depths from 0 to 16, found " + mtp->found());
-    m.mtp_layers = static_cast<int>(depths);
-  }
+  if (auto mtp = root.optional("num_nextn_predict_layers"); mtp && !mtp->is_null()) m.mtp_layers = read_mtp_layers(*mtp);
 }
 
 // Gemma (transformers' GemmaConfig, Gemma2Config): Llama's layout with a GeGLU MLP (gate_proj,

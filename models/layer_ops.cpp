@@ -279,9 +279,11 @@ std::vector<OpCost> mtp_input_ops(const ModelSpec& m, const LayerShape& shape) {
   lookup.bwd_weight_bytes = 3 * out;
   std::vector<OpCost> ops{lookup, norm_op("mtp_enorm", m, x), norm_op("mtp_hnorm", m, x)};
   // eh_proj: a column-parallel 2h → h linear over the two normed inputs side by side, keeping
-  // that 2h-wide input.
+  // that 2h-wide input; a TransformerEngine linear, so in FP8 under FP8 training.
   ops.push_back(matmul("mtp_eh_proj", {1, x.tokens, x.h / x.tp, 2 * x.h}, x.e, false, to_bytes(2 * out)));
-  return with_host_calls(std::move(ops));
+  ops = with_host_calls(std::move(ops));
+  detail::apply_fp8(ops, x.e, shape.fp8, shape.fp8_transposes);
+  return ops;
 }
 
 std::int64_t moe_dispatch_bytes(const ModelSpec& m, const LayerShape& shape) {

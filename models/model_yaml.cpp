@@ -139,11 +139,7 @@ void apply_shape_keys(const Field& root, ModelSpec& m) {
   if (auto f = root.optional("attention_window")) m.attention_window = f->as_positive_int();
   if (auto f = root.optional("global_attention_every")) m.global_attention_every = as_int32(*f);
   if (auto f = root.optional("global_first_layers")) m.global_first_layers = as_int32(*f);
-  if (auto f = root.optional("mtp_layers")) {
-    const std::int64_t v = f->as_int();
-    if (v < 0 || v > 16) f->fail("expected multi-token-prediction depths from 0 to 16, found " + f->found());
-    m.mtp_layers = static_cast<int>(v);
-  }
+  if (auto f = root.optional("mtp_layers")) m.mtp_layers = read_mtp_layers(*f);
 }
 
 void apply_kind_keys(const Field& root, ModelSpec& m) {
@@ -248,6 +244,12 @@ void validate_model(const ModelSpec& m, const Field& where, bool head_dim_from_s
                                   " layers (a MoE model runs experts in at least one), found " +
                                   std::to_string(m.moe.dense_layers));
   }
+}
+
+int read_mtp_layers(const Field& f) {
+  const std::int64_t v = f.as_int();
+  if (v < 0 || v > 16) f.fail("expected multi-token-prediction depths from 0 to 16, found " + f.found());
+  return static_cast<int>(v);
 }
 
 ModelSpec read_model_yaml(const Field& root, const std::string& default_name) {

@@ -44,6 +44,10 @@ ModelSpec read_hf_config(const config::Field& root, const std::string& default_n
 /// True when `root` looks like a HuggingFace config (it has `model_type` or `architectures`).
 bool is_hf_config(const config::Field& root);
 
+/// Multi-token-prediction depths (ModelSpec::mtp_layers) as a model file or config.json gives them:
+/// 0 to 16, else an error at `f`.
+int read_mtp_layers(const config::Field& f);
+
 /// Checks the invariants of model_spec.hpp; errors point at `where` (the model's mapping).
 /// `head_dim_from_split`: a head_dim absent from `where` was taken as hidden/heads, which must
 /// then divide (false where the family has a default of its own: Gemma 3's 256).

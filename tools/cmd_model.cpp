@@ -64,11 +64,14 @@ void print_ops_table(const std::vector<models::OpCost>& ops, const hw::GpuSpec& 
               ms(sum.bwd_input_ps), ms(sum.bwd_weight_ps));
 }
 
-// Model states of this TP rank's share of the whole model (all layers, embedding, head).
+// Model states of this TP rank's share of the whole model (all layers, embedding, head, and the
+// multi-token-prediction depths: three replicated norms, eh_proj split t ways, a last layer).
 std::int64_t params_per_rank(const ModelSpec& m, int tp) {
   std::int64_t layers = 0;
   for (int l = 0; l < m.layers; ++l) layers += models::params_per_layer_per_rank(m, l, tp);
-  return layers + (models::embedding_params(m) + models::head_params(m)) / tp;
+  const std::int64_t mtp =
+      m.mtp_layers * (3 * models::norm_params(m) + 2 * m.hidden * m.hidden / tp + models::params_per_layer_per_rank(m, tp));
+  return layers + mtp + (models::embedding_params(m) + models::head_params(m)) / tp;
 }
 
 void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu) {

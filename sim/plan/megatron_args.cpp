@@ -112,8 +112,10 @@ class MegatronArgsReader : private MegatronArgTable {
     // (arguments.py validate_args); check_stage_layers holds the split even.
     s_.split_counts_embedding = has("account-for-embedding-in-pipeline-split");
     s_.split_counts_loss = has("account-for-loss-in-pipeline-split");
-    for (const char* flag : {"account-for-loss-in-pipeline-split", "account-for-embedding-in-pipeline-split"})
-      if (has(flag)) s_.where.pipeline_split = at(flag).pos;
+    std::optional<SourcePos> first_split_flag;  // where a layout error points
+    for (const char* flag : {"account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split"})
+      if (has(flag) && (!first_split_flag || at(flag).pos < *first_split_flag)) first_split_flag = at(flag).pos;
+    if (first_split_flag) s_.where.pipeline_split = *first_split_flag;
     const int split_layers = model_.layers + (s_.split_counts_embedding ? 1 : 0) + (s_.split_counts_loss ? 1 : 0);
     if (has("num-layers-per-virtual-pipeline-stage") && (s_.first_stage_layers > 0 || s_.last_stage_layers > 0))
       fail(at("num-layers-per-virtual-pipeline-stage").pos, "num-layers-per-virtual-pipeline-stage",
@@ -265,6 +267,21 @@ class MegatronArgsReader : private MegatronArgTable {
   // FFN 4h, or int(4h·2/3 / 64)·64 with --swiglu; MHA unless --group-query-attention).
   void read_model() {
     const std::string model = "the scenario's model " + model_.name;
+    // Multi-token prediction trains only with --mtp-num-layers (arguments.py: default None), at
+    // most the depths the model has.
+    s_.mtp_layers = 0;
+    if (has("mtp-num-layers")) {
+      const Arg& a = at("mtp-num-layers");
+      s_.mtp_layers = static_cast<int>(integer(a, 0, 16));
+      s_.where.mtp_layers = a.value->pos();
+      if (*s_.mtp_layers > model_.mtp_layers)
+        fail(a.value->pos(), a.name, "expected at most the " + std::to_string(model_.mtp_layers) +
+                                         " multi-token-prediction depths of " + model + ", found " + text(a));
+    } else if (model_.mtp_layers > 0) {
+      notes_.emplace_back(SourcePos{script_file(), 1, 1},
+                          "no --mtp-num-layers: " + model + "'s multi-token prediction is not trained (Megatron's "
+                          "default)");
+    }
     same("num-layers", model_.layers, "layers");
     same("hidden-size", model_.hidden, "hidden");
     same("num-attention-heads", model_.heads, "heads");
@@ -398,7 +415,7 @@ const std::vector<std::string>& megatron_args_sets() {
       "tp",          "pp",          "v",           "schedule",          "micro_batch",     "sequence_parallel",
       "recompute",   "dp_overlap",  "dp_bucket_size", "flash_attention", "distributed_optimizer", "tp_comm_overlap",
       "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "zero_stage", "ep", "etp", "moe_deepep",
-      "recompute_modules", "first_stage_layers", "last_stage_layers", "optimizer_states", "pipeline_split_counts"};
+      "recompute_modules", "first_stage_layers", "last_stage_layers", "optimizer_states", "pipeline_split_counts", "mtp_layers"};
   return keys;
 }
 

@@ -8,7 +8,8 @@
 // that is absent is off): framework megatron-core; --tensor-model-parallel-size → tp,
 // --pipeline-model-parallel-size → pp, --num-layers-per-virtual-pipeline-stage or
 // --num-virtual-stages-per-pipeline-rank → v with the interleaved schedule,
-// --account-for-embedding/loss-in-pipeline-split → pipeline_split_counts, --context-parallel-size → cp, --micro-batch-size →
+// --account-for-embedding/loss-in-pipeline-split → pipeline_split_counts, --mtp-num-layers →
+// mtp_layers (0 without it), --context-parallel-size → cp, --micro-batch-size →
 // micro_batch, --sequence-parallel, --use-distributed-optimizer, --overlap-grad-reduce →
 // dp_overlap, --overlap-param-gather, --tp-comm-overlap, --grad-reduce-in-bf16 (and
 // --main-grads-dtype bf16), --use-precision-aware-optimizer with its dtypes → optimizer_states,

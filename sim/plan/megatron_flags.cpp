@@ -12,7 +12,7 @@ namespace {
 // Flags whose value stepsim reads (one word each), and those it reads as switches.
 const std::set<std::string> kValued{
     "tensor-model-parallel-size", "pipeline-model-parallel-size", "num-layers-per-virtual-pipeline-stage",
-    "num-virtual-stages-per-pipeline-rank", "context-parallel-size", "expert-model-parallel-size", "num-experts",
+    "num-virtual-stages-per-pipeline-rank", "context-parallel-size", "mtp-num-layers", "expert-model-parallel-size", "num-experts",
     "micro-batch-size", "global-batch-size", "seq-length", "max-position-embeddings", "num-layers", "hidden-size",
     "ffn-hidden-size", "num-attention-heads", "num-query-groups", "normalization", "position-embedding-type",
     "recompute-granularity", "recompute-method", "recompute-num-layers", "ddp-bucket-size", "transformer-impl",

@@ -80,16 +80,16 @@ void split_layers(PlanInputs& in) {
 // mtp_process), reduced with the first stage's as a tied embedding is (task_builder_dp.cpp).
 void add_multi_token_prediction(PlanInputs& in) {
   const models::ModelSpec& m = in.sc.model;
-  if (m.mtp_layers == 0) return;
+  if (in.mtp_layers == 0) return;
   // The depth's head: its own final norm (MultiTokenPredictionLayer.final_layernorm), then the
   // model's output layer, whose weights are the main head's.
   LayerCost head = in.logits;
   head.params = models::norm_params(m);
   head.op_params = {head.params};
-  head.param_tensors = 1;
+  head.param_tensors = static_cast<int>(head.params / m.hidden);  // a LayerNorm's bias too
   head.expert_params = head.fp8_params = 0;
   const LayerCost input = mtp_input_cost(in.cost_in);
-  for (int depth = 0; depth < m.mtp_layers; ++depth) {
+  for (int depth = 0; depth < in.mtp_layers; ++depth) {
     append(in.logits, input);
     append(in.logits, in.layer(m.layers - 1));
     append(in.logits, head);
@@ -146,6 +146,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   cost_layers(in);
   in.embedding = embedding_cost(in.cost_in);
   in.logits = logits_cost(in.cost_in);
+  in.mtp_layers = st.mtp_layers.value_or(sc.model.mtp_layers);
   add_multi_token_prediction(in);
   in.logits_own_params = in.logits.params - (sc.model.tied_embeddings && st.pp == 1 ? sc.model.vocab / st.tp * sc.model.hidden : 0);
   in.tp_bytes = plan::tp_bytes(in.cost_in);

@@ -38,6 +38,8 @@ struct PlanInputs {
   /// the last stage (its gradient all-reduced with the first's: build_embedding_sync).
   std::int64_t logits_own_params = 0;
   std::int64_t tp_bytes = 0, pp_bytes = 0;
+  /// Multi-token-prediction depths trained: Strategy::mtp_layers, else the model's.
+  int mtp_layers = 0;
   /// Bytes per gradient element of the DP reduction: 2, or 4 where Megatron-Core reduces a bf16
   /// model's gradients in fp32 (Strategy::grad_reduce_in_bf16).
   int grad_bytes = 2;

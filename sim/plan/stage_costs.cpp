@@ -316,8 +316,6 @@ LayerCost layer_cost(const CostInputs& in) {
   return c;
 }
 
-// Vocab-parallel embedding: its output is reduced over TP (reduce-scatter with SP); in backward
-// only SP needs the gradient gathered back.
 namespace {
 
 // A vocab-parallel embedding lookup at op 0: each rank holds V/t rows, so the looked-up rows are
@@ -330,6 +328,8 @@ std::vector<CommPoint> lookup_points(const CostInputs& in) {
 
 }  // namespace
 
+// Vocab-parallel embedding: its output is reduced over TP (reduce-scatter with SP); in backward
+// only SP needs the gradient gathered back.
 LayerCost embedding_cost(const CostInputs& in) {
   return cost_of(models::embedding_ops(*in.model, in.shape), lookup_points(in), in);
 }
@@ -347,15 +347,18 @@ LayerCost logits_cost(const CostInputs& in) {
 }
 
 // One multi-token-prediction depth's own ops (models::mtp_input_ops). The next tokens' lookup
-// reduces over TP as the embedding's does (embedding_cost); eh_proj is a column-parallel linear
-// whose output Megatron-Core gathers back to h (multi_token_prediction.py:
-// gather_from_tensor_model_parallel_region): costed as add_pair's two collectives, the one
-// before it of the 2h-wide input.
+// reduces over TP as the embedding's does; eh_proj is a column-parallel linear (add_pair's
+// collective before it, of its 2h-wide input) whose output Megatron-Core then gathers back to h
+// (multi_token_prediction.py: gather_from_tensor_model_parallel_region, an all-gather whose
+// backward is a split; under SP the scatter to the sequence after it gathers in backward).
 LayerCost mtp_input_cost(const CostInputs& in) {
   const auto ops = models::mtp_input_ops(*in.model, in.shape);
   std::vector<CommPoint> points = lookup_points(in);
   const std::size_t proj = index_of(ops, "mtp_eh_proj");
-  if (in.shape.tp > 1) add_pair(points, proj, proj, in.shape.sequence_parallel, false, 2 * tp_bytes(in));
+  if (in.shape.tp > 1) {
+    add_pair(points, proj, proj, in.shape.sequence_parallel, false, 2 * tp_bytes(in));
+    points.back().fwd_op = comm::Op::all_gather;
+  }
   return cost_of(ops, points, in);
 }
 

@@ -60,7 +60,7 @@ std::string megatron_recompute_module_list();
 struct StrategyPositions {
   config::SourcePos self, tp, pp, dp, ep, etp, moe_deepep, cp, zero_stage, micro_batch, schedule, v, rank_order, global_batch, framework,
       tp_comm_overlap, overlap_param_gather, precision, offload_optimizer, offload_param, recompute_modules,
-      selective_policy, optimizer_states, stage_layers, pipeline_split;
+      selective_policy, optimizer_states, stage_layers, pipeline_split, mtp_layers;
   std::string path;  ///< "strategies[1]"
 };
 
@@ -102,6 +102,9 @@ struct Strategy {
   /// fewer for it (Megatron-Core's --account-for-embedding-in-pipeline-split and
   /// --account-for-loss-in-pipeline-split): 94 layers on pp 8 · v 4 as 96 / 32 = 3 a chunk.
   bool split_counts_embedding = false, split_counts_loss = false;
+  /// Multi-token-prediction depths trained (Megatron-Core's --mtp-num-layers): none = all the
+  /// model has (models::ModelSpec::mtp_layers), 0 = the main model alone.
+  std::optional<int> mtp_layers;
   bool sequence_parallel = false;     ///< Korthikanti et al.: TP all-reduce -> all-gather + reduce-scatter
   Recompute recompute = Recompute::none;
   /// What `selective` re-runs: Megatron-Core's --recompute-modules (default core_attn), or

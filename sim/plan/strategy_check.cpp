@@ -199,7 +199,16 @@ void check_stage_layers(const Scenario& sc, const Strategy& s) {
              std::to_string(s.last_stage_layers) + " with pp = " + std::to_string(s.pp));
 }
 
+// A strategy trains at most the multi-token-prediction depths its model has.
+void check_mtp_layers(const Scenario& sc, const Strategy& s) {
+  if (s.mtp_layers && *s.mtp_layers > sc.model.mtp_layers)
+    fail(s.where.mtp_layers, s, "mtp_layers",
+         "expected at most the model's " + std::to_string(sc.model.mtp_layers) + " multi-token-prediction depths (" +
+             sc.model.name + "'s mtp_layers), found " + std::to_string(*s.mtp_layers));
+}
+
 void check_pipeline(const Scenario& sc, Strategy& s) {
+  check_mtp_layers(sc, s);
   if (s.schedule != ScheduleKind::interleaved && s.v != 1)
     fail(s.where.v, s, "v", "v (model chunks per stage) needs schedule: interleaved, found schedule: " +
                                 std::string(to_string(s.schedule)));

@@ -130,7 +130,7 @@ Strategy read_strategy(const Field& f, int index) {
                 "zero3_list_collectives", "offload_optimizer", "offload_param", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
                 "fsdp_backward_prefetch", "fsdp_reduce_fp32", "fsdp_no_sync", "torchtitan_config", "moe_deepep",
                 "precision", "fp8_recipe", "recompute_modules", "selective_policy", "eager_ops", "optimizer_states",
-                "first_stage_layers", "last_stage_layers", "pipeline_split_counts"});
+                "first_stage_layers", "last_stage_layers", "pipeline_split_counts", "mtp_layers"});
   Strategy s;
   s.where.self = f.pos();
   s.where.path = f.path();
@@ -172,6 +172,10 @@ Strategy read_strategy(const Field& f, int index) {
   }
   if (auto x = f.optional("eager_ops")) read_eager_ops(*x, s);
   if (auto x = f.optional("pipeline_split_counts")) read_pipeline_split_counts(*x, s);
+  if (auto x = f.optional("mtp_layers")) {
+    s.mtp_layers = read_int(*x, 0, 16);
+    s.where.mtp_layers = x->pos();
+  }
   if (auto x = f.optional("optimizer_states")) read_optimizer_states(*x, s);
   if (auto x = f.optional("dp_bucket_size")) {
     s.dp_bucket_bytes = x->as_bytes();

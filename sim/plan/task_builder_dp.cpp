@@ -208,7 +208,7 @@ void overlapped_param_gathers(Build& b, int stage, const std::vector<Bucket>& bu
 
 void build_embedding_sync(Build& b) {
   const int p = b.in.grid.pp();
-  const bool shared = b.in.sc.model.tied_embeddings || b.in.sc.model.mtp_layers > 0;
+  const bool shared = b.in.sc.model.tied_embeddings || b.in.mtp_layers > 0;
   if (p == 1 || !shared || b.in.opt.hooks.skip_embedding_and_head) return;
   const std::int64_t bytes = b.in.grad_bytes * (b.in.sc.model.vocab / b.in.grid.tp()) * b.in.sc.model.hidden;
   for (std::size_t local = 0; local < b.global_of.size(); ++local) {

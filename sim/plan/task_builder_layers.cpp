@@ -106,7 +106,9 @@ class StageEmitter {
 
   void backward() {
     const int n = layer_count();
-    const double recompute_flops = layers_sum(&LayerCost::recompute_flops);
+    // The head's own: a multi-token-prediction layer's.
+    const double recompute_flops =
+        layers_sum(&LayerCost::recompute_flops) + (last_vstage() ? b_.in.logits.recompute_flops : 0);
     double flops = layers_sum(&LayerCost::bwd_flops) + recompute_flops;
     if (last_vstage()) flops += b_.in.logits.bwd_flops;
     if (first_vstage()) flops += b_.in.embedding.bwd_flops;

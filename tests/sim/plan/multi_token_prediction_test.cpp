@@ -5,6 +5,9 @@
 
 #include <limits>
 
+#include "models/layer_ops.hpp"
+#include "sim/config/shell_words.hpp"
+#include "sim/plan/megatron_args.hpp"
 #include "sim/plan/plan_inputs.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
 
@@ -91,4 +94,69 @@ TEST_CASE("mtp_layers out of its range is refused at the key") {
   CHECK(plan_test::read_error(gpt(17, "{name: s, dp: 8}"))
             .find("model.mtp_layers: expected multi-token-prediction depths from 0 to 16, found '17'") != std::string::npos);
   CHECK(plan_test::read_error(gpt(-1, "{name: s, dp: 8}")).find("found '-1'") != std::string::npos);
+}
+
+TEST_CASE("a strategy trains fewer depths, or none, than its model has; never more") {
+  const std::string tp2 = "{name: s, tp: 2, dp: 4, micro_batch: 2, flash_attention: true";
+  const PlanInputs base = inputs(0, tp2 + "}");
+  const PlanInputs off = inputs(2, tp2 + ", mtp_layers: 0}");
+  const PlanInputs one = inputs(2, tp2 + ", mtp_layers: 1}"), model_one = inputs(1, tp2 + "}");
+  CHECK(off.logits.fwd_flops == base.logits.fwd_flops);
+  CHECK(off.logits.params == base.logits.params);
+  CHECK(one.logits.fwd_flops == model_one.logits.fwd_flops);
+  CHECK(plan_test::strategy_error(gpt(1, tp2 + ", mtp_layers: 2}"))
+            .find("strategies[0].mtp_layers: expected at most the model's 1 multi-token-prediction depths (m's "
+                  "mtp_layers), found 2") != std::string::npos);
+}
+
+TEST_CASE("Megatron-LM trains multi-token prediction only with --mtp-num-layers") {
+  const auto sc = plan_test::scenario(gpt(1, "{name: s}"));
+  const std::string common = "--tensor-model-parallel-size 2 --num-layers 4 --bf16 ";
+  Strategy with;
+  apply_megatron_args(config::read_shell_script(common + "--mtp-num-layers 1", "args.sh"), sc.model, sc.training, with);
+  CHECK(with.mtp_layers == 1);
+  CHECK(with.unmodelled.empty());
+  Strategy without;
+  apply_megatron_args(config::read_shell_script(common, "args.sh"), sc.model, sc.training, without);
+  CHECK(without.mtp_layers == 0);
+  REQUIRE(without.unmodelled.size() == 1);
+  CHECK(without.unmodelled[0] == "args.sh:1:1: no --mtp-num-layers: the scenario's model m's multi-token prediction is "
+                                 "not trained (Megatron's default)");
+  Strategy more;
+  CHECK_THROWS_WITH(apply_megatron_args(config::read_shell_script(common + "--mtp-num-layers 2", "args.sh"), sc.model,
+                                        sc.training, more),
+                    doctest::Contains("args.sh:1:71: --mtp-num-layers: expected at most the 1 multi-token-prediction "
+                                      "depths of the scenario's model m, found 2"));
+}
+
+TEST_CASE("a MoE model's depth runs a MoE layer: its experts are the last stage's, reduced with the others") {
+  // 4 experts of 1024, top 2, EP 2 folded over DP: the depth's layer adds one layer's routed
+  // experts to what the last stage reduces over the expert-DP group and keeps in memory.
+  auto moe = [](int mtp) {
+    std::string yaml = gpt(mtp, "{name: s, pp: 2, dp: 4, ep: 2, micro_batch: 2, flash_attention: true}");
+    const std::string close = "mtp_layers: " + std::to_string(mtp) + "}";
+    yaml.replace(yaml.find(close), close.size(),
+                 "mtp_layers: " + std::to_string(mtp) + ", moe: {experts: 4, top_k: 2, expert_ffn: 1024}}");
+    const auto sc = plan_test::scenario(yaml);
+    return make_inputs(sc, sc.strategies[0], {});
+  };
+  const PlanInputs base = moe(0), one = moe(1);
+  REQUIRE(base.layer(3).expert_params > 0);
+  CHECK(one.logits.expert_params == base.layer(3).expert_params);
+  CHECK(one.stage_expert_params[1] - base.stage_expert_params[1] == base.layer(3).expert_params);
+  CHECK(one.stage_expert_params[0] == base.stage_expert_params[0]);
+}
+
+TEST_CASE("eh_proj is a TransformerEngine linear: in FP8 under FP8 training, with its input's cast") {
+  const auto sc = plan_test::scenario(gpt(1, "{name: s, dp: 8}"));
+  models::LayerShape shape{.micro_batch = 1, .seq = 2048};
+  shape.fp8 = models::Fp8Recipe::delayed;
+  const auto ops = models::mtp_input_ops(sc.model, shape);
+  bool cast = false, fp8 = false;
+  for (const auto& op : ops) {
+    cast = cast || op.name == "mtp_eh_proj_fp8_cast";
+    fp8 = fp8 || (op.name == "mtp_eh_proj" && op.fp8);
+  }
+  CHECK(cast);
+  CHECK(fp8);
 }

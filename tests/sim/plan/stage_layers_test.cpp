@@ -160,6 +160,13 @@ TEST_CASE("Megatron-LM's --account-for-embedding/loss-in-pipeline-split count th
   CHECK(s.v == 4);
   CHECK(s.where.pipeline_split.column == 57);  // the first of the two flags
   CHECK(s.unmodelled.empty());
+  Strategy loss_first;
+  apply_megatron_args(config::read_shell_script("--pipeline-model-parallel-size 2 --num-layers 14 --bf16 "
+                                                "--account-for-loss-in-pipeline-split "
+                                                "--account-for-embedding-in-pipeline-split",
+                                                "args.sh"),
+                      sc.model, sc.training, loss_first);
+  CHECK(loss_first.where.pipeline_split.column == 57);
   // Without them, 14 / 2 = 7 layers a stage, which 2 does not divide.
   Strategy plain;
   CHECK_THROWS_WITH(apply_megatron_args(config::read_shell_script("--pipeline-model-parallel-size 2 --num-layers 14 --bf16 "
