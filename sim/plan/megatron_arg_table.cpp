@@ -1,5 +1,8 @@
 #include "sim/plan/megatron_arg_table.hpp"
 
+#include <algorithm>
+#include <tuple>
+
 #include "sim/config/config_error.hpp"
 #include "sim/plan/megatron_flags.hpp"
 
@@ -46,6 +49,16 @@ MegatronArgTable::MegatronArgTable(const config::ShellScript& script) : script_(
 
 void MegatronArgTable::fail(const config::SourcePos& pos, const std::string& name, const std::string& message) {
   throw config::ConfigError(pos, "--" + name, message);
+}
+
+std::vector<std::string> MegatronArgTable::notes_in_file_order() const {
+  auto sorted = notes_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.line, a.first.column) < std::tie(b.first.line, b.first.column);
+  });
+  std::vector<std::string> out;
+  for (const auto& [pos, text] : sorted) out.push_back(config::to_string(pos) + ": " + text);
+  return out;
 }
 
 std::string MegatronArgTable::text(const MegatronArg& a) const {

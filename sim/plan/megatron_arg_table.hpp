@@ -36,12 +36,20 @@ class MegatronArgTable {
   std::int64_t integer(const MegatronArg& a, std::int64_t low, std::int64_t high) const;
   [[noreturn]] static void fail(const config::SourcePos& pos, const std::string& name, const std::string& message);
 
+  /// A warning about the file: a flag that changes the cost and is not modelled, or what an
+  /// absent flag means.
+  void note(const config::SourcePos& pos, std::string text) { notes_.emplace_back(pos, std::move(text)); }
+  void note(const MegatronArg& a, const std::string& what) { note(a.pos, "--" + a.name + ": " + what); }
+  /// The notes as "file:line:column: text", in file order.
+  std::vector<std::string> notes_in_file_order() const;
+
  protected:
   const config::ShellScript& script_;
 
  private:
   std::vector<MegatronArg> args_;
   std::map<std::string, std::size_t> index_;
+  std::vector<std::pair<config::SourcePos, std::string>> notes_;
 };
 
 }  // namespace stepsim::plan

@@ -5,10 +5,10 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <tuple>
 
 #include "sim/plan/framework_defaults.hpp"
 #include "sim/plan/megatron_arg_table.hpp"
+#include "sim/plan/megatron_optimizer_args.hpp"
 #include "sim/plan/megatron_flags.hpp"
 
 namespace stepsim::plan {
@@ -41,52 +41,12 @@ class MegatronArgsReader : private MegatronArgTable {
     read_batch_and_precision();
     read_model();
     read_recompute_and_attention();
-    read_optimizer_dtypes();
+    read_megatron_optimizer_dtypes(*this, s_);
     note_the_rest();
-    std::stable_sort(notes_.begin(), notes_.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.first.line, a.first.column) < std::tie(b.first.line, b.first.column);
-    });
-    for (const auto& [pos, text] : notes_) s_.unmodelled.push_back(config::to_string(pos) + ": " + text);
+    for (std::string& text : notes_in_file_order()) s_.unmodelled.push_back(std::move(text));
   }
 
  private:
-  void note(const Arg& a, const std::string& what) { notes_.emplace_back(a.pos, "--" + a.name + ": " + what); }
-
-  // Megatron-Core's precision-aware optimizer (megatron/core/optimizer/optimizer_config.py): the
-  // master parameters and Adam's moments in the dtypes named, which without
-  // --use-precision-aware-optimizer do nothing. --main-grads-dtype bf16 reduces the gradients in
-  // bf16 as --grad-reduce-in-bf16 does (megatron/training/arguments.py validate_args), with or
-  // without it; fp32 leaves --grad-reduce-in-bf16 in force.
-  void read_optimizer_dtypes() {
-    const bool aware = has("use-precision-aware-optimizer");
-    if (aware && !s_.distributed_optimizer)
-      fail(at("use-precision-aware-optimizer").pos, "use-precision-aware-optimizer",
-           "Megatron-Core's precision-aware optimizer needs --use-distributed-optimizer");
-    auto bytes = [&](const char* flag, std::initializer_list<const char*> allowed) {
-      const Arg& a = at(flag);
-      const std::string d = text(a);
-      if (std::find_if(allowed.begin(), allowed.end(), [&](const char* x) { return d == x; }) == allowed.end()) {
-        std::string list;
-        for (const char* x : allowed) list += (list.empty() ? "" : ", ") + std::string(x);
-        fail(a.value->pos(), a.name, "expected one of " + list + ", found '" + d + "'");
-      }
-      return d == "fp32" ? 4 : d == "fp8" ? 1 : 2;
-    };
-    if (has("main-grads-dtype") && bytes("main-grads-dtype", {"fp32", "bf16"}) == 2) s_.grad_reduce_in_bf16 = true;
-    for (const char* flag : {"main-params-dtype", "exp-avg-dtype", "exp-avg-sq-dtype"}) {
-      if (!has(flag)) continue;
-      const int b = std::string(flag) == "main-params-dtype" ? bytes(flag, {"fp32", "fp16"})
-                                                             : bytes(flag, {"fp32", "fp16", "bf16", "fp8"});
-      if (!aware) {
-        if (b != 4) note(at(flag), "has effect only with --use-precision-aware-optimizer; fp32 as Megatron-Core keeps it");
-        continue;
-      }
-      if (std::string(flag) == "main-params-dtype") s_.optimizer_states.master = b;
-      if (std::string(flag) == "exp-avg-dtype") s_.optimizer_states.exp_avg = b;
-      if (std::string(flag) == "exp-avg-sq-dtype") s_.optimizer_states.exp_avg_sq = b;
-    }
-  }
-
   void read_parallel() {
     constexpr std::int64_t kMax = 1 << 20;
     if (has("tensor-model-parallel-size")) {
@@ -278,7 +238,7 @@ class MegatronArgsReader : private MegatronArgTable {
         fail(a.value->pos(), a.name, "expected at most the " + std::to_string(model_.mtp_layers) +
                                          " multi-token-prediction depths of " + model + ", found " + text(a));
     } else if (model_.mtp_layers > 0) {
-      notes_.emplace_back(SourcePos{script_file(), 1, 1},
+      note(SourcePos{script_file(), 1, 1},
                           "no --mtp-num-layers: " + model + "'s multi-token prediction is not trained (Megatron's "
                           "default)");
     }
@@ -379,7 +339,7 @@ class MegatronArgsReader : private MegatronArgTable {
       std::istringstream names(*expanded);
       for (std::string name; names >> name;)
         if (const std::string refused = recompute_module_refused(name); !refused.empty())
-          notes_.emplace_back(w.pos(), "--recompute-modules " + name + ": " + refused + "; costed as kept");
+          note(w.pos(), "--recompute-modules " + name + ": " + refused + "; costed as kept");
         else if (!models::add_recompute_module(s_.recompute_modules, name))
           fail(w.pos(), a.name, "expected one of " + megatron_recompute_module_list() + ", found '" + name + "'");
     }
@@ -405,7 +365,6 @@ class MegatronArgsReader : private MegatronArgTable {
   const models::ModelSpec& model_;
   const Training& training_;
   Strategy& s_;
-  std::vector<std::pair<SourcePos, std::string>> notes_;  // sorted into file order at the end
 };
 
 }  // namespace
