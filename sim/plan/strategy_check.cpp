@@ -156,9 +156,9 @@ void check_context(const Scenario& sc, const Strategy& s) {
 
 // The embedding and the loss counted as layers of the split (Megatron-Core's
 // --account-for-embedding/loss-in-pipeline-split): arguments.py and transformer_block.py assert
-// that L + 2 divides over the p·v virtual stages, and get_num_layers_to_build that an uneven first
-// or last stage is not given too; a virtual stage of the embedding or the loss alone (no
-// transformer layer) is not modelled.
+// that L plus what is counted divides over the p·v virtual stages, and get_num_layers_to_build
+// that an uneven first or last stage is not given too; a virtual stage of the embedding or the
+// loss alone (no transformer layer) is not modelled.
 void check_pipeline_split(const Scenario& sc, const Strategy& s) {
   const int embedding = s.split_counts_embedding ? 1 : 0, loss = s.split_counts_loss ? 1 : 0;
   if (embedding + loss == 0) return;
