@@ -52,7 +52,7 @@ std::vector<std::string> recompute_module_names();
 /// Which ops `selective` recompute re-runs: Megatron-Core's modules (RecomputeModules), or
 /// torchtitan's per-op policy (selective_ac_option = "op"): in each block the outputs of matmuls
 /// and of the attention kernel are saved, except every second matmul, and everything else
-/// re-runs from the block's input (layer_ops.cpp apply_torch_op_policy).
+/// re-runs from the block's input (recompute_policy.cpp apply_torch_op_policy).
 enum class SelectivePolicy { modules, torch_ops };
 const char* to_string(SelectivePolicy p);
 

@@ -134,9 +134,11 @@ std::int64_t total_params(const ModelSpec& m) {
   return embedding_params(m) + layers + head_params(m);
 }
 
-std::int64_t mtp_params(const ModelSpec& m) {
-  return m.mtp_layers * (3 * norm_params(m) + 2 * m.hidden * m.hidden + params_per_layer(m));
+std::int64_t mtp_params_per_rank(const ModelSpec& m, int tp) {
+  return m.mtp_layers * (3 * norm_params(m) + 2 * m.hidden * m.hidden / tp + params_per_layer_per_rank(m, tp));
 }
+
+std::int64_t mtp_params(const ModelSpec& m) { return mtp_params_per_rank(m, 1); }
 
 std::int64_t active_params(const ModelSpec& m) {
   std::int64_t moe_layers = 0;

@@ -160,6 +160,9 @@ std::int64_t total_params(const ModelSpec& m);
 /// + a layer of the last layer's kind + its final norm); the embedding and output head it uses
 /// are the model's.
 std::int64_t mtp_params(const ModelSpec& m);
+/// Those one TP rank holds: the norms replicated, the projection and the layer split t ways as
+/// params_per_layer_per_rank() splits a layer.
+std::int64_t mtp_params_per_rank(const ModelSpec& m, int tp);
 /// What one token runs through ("active parameters" of a MoE model card): total_params() with
 /// active_mlp_params() per layer. Equal to total_params() for a dense model.
 std::int64_t active_params(const ModelSpec& m);

@@ -65,13 +65,11 @@ void print_ops_table(const std::vector<models::OpCost>& ops, const hw::GpuSpec& 
 }
 
 // Model states of this TP rank's share of the whole model (all layers, embedding, head, and the
-// multi-token-prediction depths: three replicated norms, eh_proj split t ways, a last layer).
+// multi-token-prediction depths).
 std::int64_t params_per_rank(const ModelSpec& m, int tp) {
   std::int64_t layers = 0;
   for (int l = 0; l < m.layers; ++l) layers += models::params_per_layer_per_rank(m, l, tp);
-  const std::int64_t mtp =
-      m.mtp_layers * (3 * models::norm_params(m) + 2 * m.hidden * m.hidden / tp + models::params_per_layer_per_rank(m, tp));
-  return layers + mtp + (models::embedding_params(m) + models::head_params(m)) / tp;
+  return layers + models::mtp_params_per_rank(m, tp) + (models::embedding_params(m) + models::head_params(m)) / tp;
 }
 
 void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu) {

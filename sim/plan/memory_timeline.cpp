@@ -88,8 +88,9 @@ std::int64_t memory_reserve_bytes(std::int64_t capacity) {
 // ZeRO-Offload's host memory on the fullest server: per parameter of each rank's shard, the fp32
 // master, Adam's two moments and the fp32 gradient that stage_1_and_2.py / stage3.py keep there
 // (16 B; DeepSpeed's estimate_zero2_model_states_mem_needs puts at least 16 B a parameter, with a
-// 1.5x margin not counted here; check_strategy refuses narrowed states with offload), under accumulation with ZeRO-2/3 the 16-bit sum kept between
-// micro-steps (2 B), and with the parameters offloaded their 16-bit partition (2 B). DeepSpeed's
+// 1.5x margin not counted here; check_strategy refuses narrowed states with offload), under
+// accumulation with ZeRO-2/3 the 16-bit sum kept between micro-steps (2 B), and with the
+// parameters offloaded their 16-bit partition (2 B). DeepSpeed's
 // pinned staging buffers are tile-sized, not counted.
 std::int64_t offload_host_bytes(const Build& b) {
   if (!b.in.st.offload_optimizer) return 0;

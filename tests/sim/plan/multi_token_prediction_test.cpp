@@ -28,6 +28,7 @@ strategies:
   - )" + strategy + "\n";
 }
 
+// The costs only: the PlanInputs' references to its scenario do not outlive this call.
 PlanInputs inputs(int mtp, const std::string& strategy) {
   const auto sc = plan_test::scenario(gpt(mtp, strategy));
   return make_inputs(sc, sc.strategies[0], {});
@@ -50,6 +51,8 @@ TEST_CASE("a depth runs its own ops, a layer of the last layer's kind and the he
   // reads is the first stage's own.
   const std::int64_t own = 3 * 1024 + 2 * 1024 * 512 + base.layer(3).params;
   CHECK(one.logits.params - base.logits.params == own);
+  // What `stepsim model show` counts per GPU, from the model alone.
+  CHECK(models::mtp_params_per_rank(plan_test::scenario(gpt(1, tp2)).model, 2) == own);
   CHECK(one.stage_params[0] - base.stage_params[0] == own);
   // Forward runs the main head first; backward starts with the last depth's head.
   REQUIRE(one.logits.fwd.size() > base.logits.fwd.size());
