@@ -15,12 +15,18 @@ bool host_keeps_ahead(const PassSegments& pass) {
   return true;
 }
 
+HostThread::HostThread(Build& b)
+    : b_(b),
+      issued_(b.global_of.size()),
+      sync_(b.global_of.size()),
+      clock_(b.global_of.size()),
+      calls_are_sums_(!b.in.st.zero3_list_collectives) {}
+
 void HostThread::start_pass(const std::vector<int>& ranks, std::vector<core::TaskId>& tail, const Pass& pass,
                             bool keeps_ahead) {
   pass_ = pass;
   keeps_ahead_ = keeps_ahead;
-  first_call_ = true;
-  for (int r : ranks) issued_[r].reset(), sync_[r].reset();
+  for (int r : ranks) issued_[r].reset(), sync_[r].reset(), clock_[r] = Clock{};
   if (pass.kind == PassKind::weight) return;
   // The sync is a dependency of the pass's first host task (not a marker on the host stream),
   // so that reports following recorded dependencies see what the host waited for.
@@ -42,28 +48,59 @@ void HostThread::start_pass(const std::vector<int>& ranks, std::vector<core::Tas
   }
 }
 
-void HostThread::issue(int r, std::int64_t total_ps, int layer) {
-  issued_[r].reset();
-  const std::int64_t first_ps = std::min(b_.in.cost_in.host_call_ps, total_ps);
-  if (keeps_ahead_) {
-    if (!first_call_) return;
-    total_ps = first_ps;
-  }
-  if (total_ps <= 0) return;
-  Issue calls;
-  calls.first = calls.all = b_.rec.host(r, first_ps, layer, pass_.microbatch, pass_.chunk);
-  if (sync_[r]) b_.rec.depend(*sync_[r], calls.first);
+core::TaskId HostThread::call_until(int r, std::int64_t at, int layer) {
+  Clock& c = clock_[r];
+  const core::TaskId t = b_.rec.host(r, at - c.on_stream, layer, pass_.microbatch, pass_.chunk);
+  if (sync_[r]) b_.rec.depend(*sync_[r], t);
   sync_[r].reset();
-  if (total_ps > first_ps) calls.all = b_.rec.host(r, total_ps - first_ps, layer, pass_.microbatch, pass_.chunk);
-  issued_[r] = calls;
+  c.on_stream = at;
+  return t;
+}
+
+void HostThread::issue(int r, std::int64_t total_ps, std::int64_t gpu_ps, bool collective_after, int layer) {
+  issued_[r].reset();
+  Clock& c = clock_[r];
+  // The compute the first call lets start takes at least this long (a fault may change it).
+  const std::int64_t gpu_floor_ps = gpu_ps > 0 ? b_.rec.slowed(r, gpu_ps) : 0;
+  if (total_ps <= 0) {
+    if (c.gpu_floor) *c.gpu_floor += gpu_floor_ps;
+    return;
+  }
+  const std::int64_t first_at = c.called + std::min(b_.in.cost_in.host_call_ps, total_ps);
+  const std::int64_t all_at = c.called + total_ps;
+  c.called = all_at;
+  Issue calls;
+  if (!keeps_ahead_ && !calls_are_sums_) {
+    calls.first = call_until(r, first_at, layer);
+    calls.all = all_at > first_at ? call_until(r, all_at, layer) : *calls.first;
+    issued_[r] = calls;
+    return;
+  }
+  // Each call is made at its sum; one the GPU has certainly passed needs no task (header).
+  if (gpu_ps > 0 && (!c.gpu_floor || first_at > *c.gpu_floor)) {
+    calls.first = call_until(r, first_at, layer);
+    c.gpu_floor = first_at;
+  }
+  if (c.gpu_floor) *c.gpu_floor += gpu_floor_ps;
+  if (collective_after && (!c.gpu_floor || all_at > *c.gpu_floor)) {
+    calls.all = all_at > c.on_stream ? call_until(r, all_at, layer) : *calls.first;
+    c.gpu_floor = all_at;
+  }
+  if (calls.first || calls.all) issued_[r] = calls;
 }
 
 void HostThread::after_first_call(int r, core::TaskId gpu_task) const {
-  if (issued_[r]) b_.rec.depend(issued_[r]->first, gpu_task);
+  if (issued_[r] && issued_[r]->first) b_.rec.depend(*issued_[r]->first, gpu_task);
 }
 
 void HostThread::after_all_calls(int r, core::TaskId task) const {
-  if (issued_[r]) b_.rec.depend(issued_[r]->all, task);
+  if (issued_[r] && issued_[r]->all) b_.rec.depend(*issued_[r]->all, task);
+}
+
+void HostThread::end_pass(const std::vector<int>& ranks) {
+  if (keeps_ahead_) return;
+  for (int r : ranks)
+    if (clock_[r].called > clock_[r].on_stream) call_until(r, clock_[r].called, -1);
 }
 
 }  // namespace stepsim::plan

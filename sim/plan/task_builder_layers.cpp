@@ -45,6 +45,7 @@ class StageEmitter {
     if (pass.kind == PassKind::forward) forward();
     if (pass.kind == PassKind::backward) backward();
     if (pass.kind == PassKind::weight) weight();
+    host_.end_pass(all_);
     for (int r : all_) b_.passes[r][index].end = tail_[r];
   }
 
@@ -158,7 +159,7 @@ class StageEmitter {
       const core::Duration tp{last ? fp.tp.ps - (pieces - 1) * (fp.tp.ps / pieces) : fp.tp.ps / pieces};
       const std::int64_t host = last ? fp.host_ps - (pieces - 1) * (fp.host_ps / pieces) : fp.host_ps / pieces;
       for (int r : all_) {
-        host_.issue(r, host, -1);
+        host_.issue(r, host, compute, tp.ps > 0, -1);
         tail_[r] = b_.rec.compute(r, compute, cat, -1, pass_.microbatch, pass_.chunk);
         host_.after_first_call(r, tail_[r]);
         if (cat == TaskCategory::forward && k == 0) note_first_forward(r, first_layer(), tail_[r]);
@@ -176,7 +177,6 @@ class StageEmitter {
           }
         }
       }
-      if (host > 0) host_.end_segment();
       if (after_piece) after_piece(k);
     }
   }
@@ -312,8 +312,7 @@ class StageEmitter {
 
   void segments(std::span<const Segment> segs, TaskCategory cat, int layer) {
     for (const Segment& seg : segs) {
-      for (int r : all_) host_.issue(r, seg.host_ps, layer);
-      if (seg.host_ps > 0) host_.end_segment();
+      for (int r : all_) host_.issue(r, seg.host_ps, seg.compute_ps, seg.has_comm, layer);
       if (seg.compute_ps > 0) {
         for (int r : all_) {
           const core::TaskId t = b_.rec.compute(r, seg.compute_ps, seg.recompute ? TaskCategory::recompute : cat, layer,

@@ -103,6 +103,8 @@ class TaskRecorder {
   /// `peer` (a global rank) of the member recorded last: the other end of a PP transfer.
   void set_last_peer(int peer) { meta_.back().peer = peer; }
   void depend(core::TaskId before, core::TaskId after);
+  /// `ps` of GPU work on the rank, times its slowdown (faults): what compute() makes of it.
+  std::int64_t slowed(int local, std::int64_t ps) const;
   void memory(MemEvent event) { mem_.push_back(event); }
   /// The latest member recorded on the rank's dp stream.
   std::optional<core::TaskId> last_on_dp(int local) const { return last_on_dp_[local]; }
@@ -117,8 +119,6 @@ class TaskRecorder {
  private:
   /// A task of `ps` on the rank's `slot` stream, recorded as `cat`.
   core::TaskId work(int local, Slot slot, std::int64_t ps, TaskCategory cat, int layer, int mb, int chunk);
-  /// `ps` of GPU work on the rank, times its slowdown (faults).
-  std::int64_t slowed(int local, std::int64_t ps) const;
 
   core::Engine engine_;
   bool keep_dependencies_;

@@ -3,9 +3,12 @@
 // answer follows from the op table alone.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "models/layer_ops.hpp"
+#include "sim/plan/plan_inputs.hpp"
+#include "sim/plan/stage_costs.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
 
 using namespace stepsim;
@@ -75,4 +78,67 @@ strategies:
   instant.hooks.instant_host = true;
   const double gpu = static_cast<double>(step_ps(wide, instant));
   CHECK(static_cast<double>(step_ps(wide, ideal())) == doctest::Approx(gpu).epsilon(0.005));
+}
+
+namespace {
+
+// The host/GPU recurrence of one pass, every call made in turn (host_thread.hpp): segment i's
+// compute starts when the GPU is free and its first call is made, a collective after it when
+// the compute is done and all its calls are made (free here), and the overlapped compute of a
+// backward segment beside that collective. Returns the GPU's end; `host` moves to the pass's
+// last call.
+std::int64_t pass_end(const std::vector<Segment>& segs, int layers, std::int64_t call_ps, std::int64_t& host,
+                      std::int64_t gpu) {
+  for (int l = 0; l < layers; ++l)
+    for (const Segment& s : segs) {
+      const std::int64_t first = host + std::min(call_ps, s.host_ps);
+      host += s.host_ps;
+      if (s.compute_ps > 0) gpu = std::max(gpu, s.host_ps > 0 ? first : gpu) + s.compute_ps;
+      if (s.has_comm) gpu = std::max(gpu + s.overlap_ps, s.host_ps > 0 ? host : gpu);
+    }
+  return gpu;
+}
+
+// h 2048 with an MLP 16 times wider on 2 A100 at tp 2: the attention segments are host-bound
+// (dozens of 30 us calls around small kernels) and the MLP's GEMMs GPU-bound (milliseconds).
+const std::string kMixed = R"(name: mixed
+hardware: {preset: dgx-a100, gpus: 2}
+model: {name: mixed, layers: 2, hidden: 2048, heads: 16, ffn_hidden: 32768, vocab: 128, max_seq: 512}
+training: {seq_len: 512, global_batch: 1}
+strategies:
+  - {name: tp2, tp: 2, micro_batch: 1, flash_attention: false}
+)";
+
+}  // namespace
+
+TEST_CASE("a pass partly host-bound: the step is the recurrence of every call, with host tasks only where they bind") {
+  const Scenario sc = plan_test::scenario(kMixed);
+  SimOptions opt = ideal();
+  const PlanInputs in = make_inputs(sc, sc.strategies.front(), opt);
+  REQUIRE(in.passes_sync_device);  // Megatron-LM: each pass's host waits for the GPU before it
+  const LayerCost& layer = in.layer(0);
+  // Mixed: some segment is host-bound, some GPU-bound, in each pass.
+  for (const auto* segs : {&layer.fwd, &layer.bwd}) {
+    bool host_bound = false, gpu_bound = false;
+    for (const Segment& s : *segs) (s.host_ps > s.compute_ps ? host_bound : gpu_bound) = true;
+    REQUIRE(host_bound);
+    REQUIRE(gpu_bound);
+  }
+  const std::int64_t call = in.cost_in.host_call_ps;
+  std::int64_t host = 0;
+  const std::int64_t forward = pass_end(layer.fwd, 2, call, host, 0);
+  host = std::max(host, forward);  // the backward's first call waits for the GPU
+  const std::int64_t backward = pass_end(layer.bwd, 2, call, host, forward);
+  const std::int64_t expected = std::max(backward, host);
+
+  opt.detail = true;
+  const StepResult r = simulate(sc, sc.strategies.front(), opt);
+  CHECK(static_cast<std::int64_t>(std::llround(r.step_time_s * 1e12)) == expected);
+  // Calls the GPU is already past are no task of their own: fewer host tasks per rank than
+  // segments with calls.
+  std::size_t segments_with_calls = 0, host_tasks = 0;
+  for (const auto* segs : {&layer.fwd, &layer.bwd})
+    for (const Segment& s : *segs) segments_with_calls += s.host_ps > 0 ? 2 : 0;  // two layers
+  for (const auto& t : r.tasks) host_tasks += t.rank == 0 && t.category == TaskCategory::host;
+  CHECK(host_tasks < segments_with_calls);
 }
