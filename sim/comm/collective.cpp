@@ -113,9 +113,8 @@ CollectiveTasks emit_collective(Network& net, const LaidOutCollective& laid_out,
   core::Engine& engine = net.engine();
   out.members.reserve(streams.size());
   for (auto s : streams) out.members.push_back(engine.add_hold(s));
-  out.group = engine.add_group(out.members);
-  const TaskId launch = engine.add_delay(core::picoseconds(plan.launch_latency_ps));
-  engine.add_dependency(engine.arrival_marker(out.group), launch);
+  out.group = engine.add_group(out.members, core::picoseconds(plan.launch_latency_ps));
+  const TaskId launch = engine.arrival_marker(out.group);
 
   std::vector<TaskId> done;
   done.reserve(plan.transfers.size());

@@ -142,8 +142,9 @@ void Engine::hold_until(TaskId hold, TaskId task) {
   ++impl_->graph.tasks[hold.value].aux;
 }
 
-GroupId Engine::add_group(const std::vector<TaskId>& members) {
+GroupId Engine::add_group(const std::vector<TaskId>& members, Duration after_arrival) {
   if (members.empty()) fail("add_group: a group needs at least one member");
+  check_duration(after_arrival, "add_group");
   TaskGraph& g = impl_->graph;
   const auto group = static_cast<std::uint32_t>(g.groups.size());
   for (const TaskId m : members) {
@@ -163,7 +164,10 @@ GroupId Engine::add_group(const std::vector<TaskId>& members) {
     t.in_group = true;
     g.group_of[members[i].value] = group;
   }
-  const std::uint32_t marker = append_task(*impl_, TaskKind::marker, std::nullopt, "add_group");
+  // A delay where the arrival is followed by a wait, else a marker.
+  const std::uint32_t marker =
+      append_task(*impl_, after_arrival.ps > 0 ? TaskKind::delay : TaskKind::marker, std::nullopt, "add_group");
+  g.tasks[marker].work_ps = after_arrival.ps;
   g.tasks[marker].pending = 1;  // released when the last member starts
   g.groups.push_back(GroupRecord{.size = static_cast<std::uint32_t>(members.size()), .marker = marker});
   return GroupId{group};

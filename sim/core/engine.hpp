@@ -16,8 +16,9 @@
 // - hold: occupies its stream from its start until every task named by hold_until() has finished
 //   (at its start if none). A collective's member on a rank's communication stream is a hold.
 // - group: members are tasks (usually holds). The group *arrives* when every member has started;
-//   arrival_marker(group) is a marker task that finishes then, so data flows depend on it. Each
-//   member's sync wait is arrival time − its own start time.
+//   arrival_marker(group) is a task that finishes then, or a given time after (a collective's
+//   launch latency: one task fewer than a delay behind a marker), so data flows depend on it.
+//   Each member's sync wait is arrival time − its own start time.
 // Events are ordered by (time, insertion sequence): same input, same timeline, bit for bit.
 // No global or static mutable state: engines in separate threads are independent.
 //
@@ -109,8 +110,9 @@ class Engine {
   void add_dependency(TaskId before, TaskId after);
   /// `hold` finishes only when `task` has finished (and `hold` has started).
   void hold_until(TaskId hold, TaskId task);
-  /// Requires: members non-empty, each an existing task in at most one group.
-  GroupId add_group(const std::vector<TaskId>& members);
+  /// Its arrival marker finishes `after_arrival` after the last member starts.
+  /// Requires: members non-empty, each an existing task in at most one group; after_arrival >= 0.
+  GroupId add_group(const std::vector<TaskId>& members, Duration after_arrival = {});
   TaskId arrival_marker(GroupId group) const;
 
   /// An opaque number the caller attaches to a task, handed back to the trace sink.

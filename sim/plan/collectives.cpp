@@ -125,12 +125,7 @@ std::vector<core::TaskId> Collectives::add_flows(const comm::CollectiveRequest& 
 std::vector<core::TaskId> Collectives::timed(const std::vector<core::StreamId>& streams, core::Duration d) {
   std::vector<core::TaskId> holds;
   for (auto s : streams) holds.push_back(b_.rec.engine().add_hold(s));
-  const core::TaskId arrival = b_.rec.engine().arrival_marker(b_.rec.engine().add_group(holds));
-  core::TaskId done = arrival;
-  if (d.ps > 0) {
-    done = b_.rec.engine().add_delay(d);
-    b_.rec.engine().add_dependency(arrival, done);
-  }
+  const core::TaskId done = b_.rec.engine().arrival_marker(b_.rec.engine().add_group(holds, d));
   for (auto h : holds) b_.rec.engine().hold_until(h, done);
   return holds;
 }

@@ -80,6 +80,29 @@ TEST_CASE("a group records how long each member waited for the others") {
   CHECK(e.start_of(after) == at(10_us));
 }
 
+TEST_CASE("a group's arrival marker may finish a set time after the arrival") {
+  // Members start at 2 and 5 us: arrival at 5 us; the marker, 3 us after it, at 8 us, and the
+  // holds waiting for it end then. The sync waits are measured to the arrival, not the marker.
+  Engine e;
+  const DeviceId d = e.add_device();
+  std::vector<TaskId> holds;
+  for (const auto before : {2_us, 5_us}) {
+    const StreamId s = e.add_stream(d, StreamKind::communication);
+    e.add_delay(before, s);
+    holds.push_back(e.add_hold(s));
+  }
+  const GroupId group = e.add_group(holds, 3_us);
+  for (const TaskId h : holds) e.hold_until(h, e.arrival_marker(group));
+  e.run();
+  CHECK(e.arrival_of(group) == at(5_us));
+  CHECK(e.finish_of(e.arrival_marker(group)) == at(8_us));
+  CHECK(e.sync_wait(holds[0]) == 3_us);
+  for (const TaskId h : holds) CHECK(e.finish_of(h) == at(8_us));
+  Engine bad;
+  const TaskId member = bad.add_hold(bad.add_stream(bad.add_device(), StreamKind::communication));
+  CHECK_THROWS_AS(bad.add_group({member}, Duration{-1}), std::invalid_argument);
+}
+
 TEST_CASE("hold semantics") {
   // h1 holds for a 4 us delay: occupies its stream 0..4; the compute behind it runs 4..5.
   // h2 holds for nothing: finishes at its start (0). h3 starts at 6 us (after a 6 us compute on its
