@@ -83,7 +83,7 @@ void HostThread::issue(int r, std::int64_t total_ps, std::int64_t gpu_ps, bool c
   }
   if (c.gpu_floor) *c.gpu_floor += gpu_floor_ps;
   if (collective_after && (!c.gpu_floor || all_at > *c.gpu_floor)) {
-    calls.all = all_at > c.on_stream ? call_until(r, all_at, layer) : *calls.first;
+    calls.all = all_at > c.on_stream ? call_until(r, all_at, layer) : calls.first;  // equal: the first call ends there
     c.gpu_floor = all_at;
   }
   if (calls.first || calls.all) issued_[r] = calls;
