@@ -16,8 +16,8 @@
 // - hold: occupies its stream from its start until every task named by hold_until() has finished
 //   (at its start if none). A collective's member on a rank's communication stream is a hold.
 // - group: members are tasks (usually holds). The group *arrives* when every member has started;
-//   arrival_marker(group) is a task that finishes then, or a given time after (a collective's
-//   launch latency: one task fewer than a delay behind a marker), so data flows depend on it.
+//   arrival_marker(group) is a task that finishes then, or a given time after (so that a
+//   collective's launch latency needs no task of its own), so data flows depend on it.
 //   Each member's sync wait is arrival time − its own start time.
 // Events are ordered by (time, insertion sequence): same input, same timeline, bit for bit.
 // No global or static mutable state: engines in separate threads are independent.

@@ -1,7 +1,7 @@
 // Per-rank facts for reports, and (when detail is asked for) one TaskRecord per compute task and
 // collective member, with the dependencies that shaped its start: the previous task on its stream
 // and the explicit cross-stream dependencies the builders added. Dependencies that pass through
-// tasks with no record (pass start/end markers, join markers, launch delays) are resolved to the
+// tasks with no record (pass start/end markers, join markers, group arrivals) are resolved to the
 // recorded tasks behind them, so a PP receive still leads its pass and a DP bucket still leads
 // back to the backward that produced its gradients. Members of one collective carry the group id
 // recorded with them (TaskRecorder::record_members).

@@ -20,7 +20,7 @@ HostThread::HostThread(Build& b)
       issued_(b.global_of.size()),
       sync_(b.global_of.size()),
       clock_(b.global_of.size()),
-      calls_are_sums_(!b.in.st.zero3_list_collectives) {}
+      calls_are_sums_(!b.in.st.zero3_list_collectives && !b.in.opt.hooks.host_task_per_call) {}
 
 void HostThread::start_pass(const std::vector<int>& ranks, std::vector<core::TaskId>& tail, const Pass& pass,
                             bool keeps_ahead) {
@@ -50,7 +50,9 @@ void HostThread::start_pass(const std::vector<int>& ranks, std::vector<core::Tas
 
 core::TaskId HostThread::call_until(int r, std::int64_t at, int layer) {
   Clock& c = clock_[r];
-  const core::TaskId t = b_.rec.host(r, at - c.on_stream, layer, pass_.microbatch, pass_.chunk);
+  // A task that also makes calls of earlier segments belongs to no one layer.
+  const int of = c.on_stream >= c.segment_start ? layer : -1;
+  const core::TaskId t = b_.rec.host(r, at - c.on_stream, of, pass_.microbatch, pass_.chunk);
   if (sync_[r]) b_.rec.depend(*sync_[r], t);
   sync_[r].reset();
   c.on_stream = at;
@@ -68,9 +70,18 @@ void HostThread::issue(int r, std::int64_t total_ps, std::int64_t gpu_ps, bool c
   }
   const std::int64_t first_at = c.called + std::min(b_.in.cost_in.host_call_ps, total_ps);
   const std::int64_t all_at = c.called + total_ps;
+  c.segment_start = c.called;
   c.called = all_at;
   Issue calls;
-  if (!keeps_ahead_ && !calls_are_sums_) {
+  if (keeps_ahead_) {
+    // Only the pass's first call can delay the GPU (host_keeps_ahead); the rest are left out.
+    if (c.first_made) return;
+    c.first_made = true;
+    calls.first = calls.all = call_until(r, first_at, layer);
+    issued_[r] = calls;
+    return;
+  }
+  if (!calls_are_sums_) {
     calls.first = call_until(r, first_at, layer);
     calls.all = all_at > first_at ? call_until(r, all_at, layer) : *calls.first;
     issued_[r] = calls;
@@ -83,7 +94,7 @@ void HostThread::issue(int r, std::int64_t total_ps, std::int64_t gpu_ps, bool c
   }
   if (c.gpu_floor) *c.gpu_floor += gpu_floor_ps;
   if (collective_after && (!c.gpu_floor || all_at > *c.gpu_floor)) {
-    calls.all = all_at > c.on_stream ? call_until(r, all_at, layer) : calls.first;  // equal: the first call ends there
+    calls.all = all_at > c.on_stream ? call_until(r, all_at, layer) : calls.first;  // equal: the first call ended there
     c.gpu_floor = all_at;
   }
   if (calls.first || calls.all) issued_[r] = calls;

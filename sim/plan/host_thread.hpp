@@ -10,12 +10,13 @@
 // default --timing-log-level 0, so there the host runs ahead except where its non-interleaved
 // pipeline synchronizes after each batched p2p (PlanInputs::passes_sync_device).
 //
-// Within a pass the host makes its calls back to back, so the time of each call from the pass's
-// first is a sum known while building. The GPU cannot be earlier than a floor built from the same
-// sums (each segment starts no earlier than the call it waited for, and takes at least its
-// compute). A call the GPU is already past when it is made cannot delay it: such calls get no
-// task of their own, and their time joins the next host task that something waits for (or the
-// pass's remainder), so the host stream keeps its place and the timeline is the same.
+// Where the host falls behind, its calls within a pass are made back to back, so the time of
+// each from the pass's first is a sum known while building. The GPU cannot be earlier than a
+// floor built from the same sums (each segment starts no earlier than the call it waited for, and
+// takes at least its compute). A call the GPU is already past when it is made cannot delay it:
+// such calls get no task of their own, and their time joins the next host task that something
+// waits for (or the pass's remainder), so the host stream keeps its place and the timeline is
+// the same as with a task per segment's calls (TestHooks::host_task_per_call).
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,9 @@ class HostThread {
   /// Where one rank's host and GPU stand in the pass, in ps from the pass's first call.
   struct Clock {
     std::int64_t called = 0;                ///< the calls issued so far end here
+    std::int64_t segment_start = 0;         ///< the current segment's calls start here
     std::int64_t on_stream = 0;             ///< the host stream's tasks of this pass end here
+    bool first_made = false;                ///< where the host keeps ahead: the pass's one call is made
     std::optional<std::int64_t> gpu_floor;  ///< the GPU's work so far ends no earlier (unknown
                                             ///< until a call has gated it)
   };
@@ -78,7 +81,7 @@ class HostThread {
   bool keeps_ahead_ = true;
   // ZeRO-3's list-based collectives put calls of their own on the host stream between segments,
   // after GPU events (stage_dp_collectives.cpp): the host's place is then no sum of this
-  // thread's calls, and every call gets its task.
+  // thread's calls, and where it falls behind every segment's calls get their tasks.
   bool calls_are_sums_ = true;
 };
 

@@ -57,6 +57,9 @@ struct TestHooks {
   bool skip_embedding_and_head = false;  ///< uniform stages: no embedding or logits work
   bool skip_optimizer = false;           ///< no optimizer step (and no ZeRO-1/2 re-gather)
   bool instant_host = false;             ///< the host issues every kernel at once (no host stream)
+  /// A host task for every segment's calls, also those that cannot delay the GPU (HostThread
+  /// leaves those out): the same timeline, for a test to compare.
+  bool host_task_per_call = false;
 };
 
 struct SimOptions {
