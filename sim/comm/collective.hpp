@@ -87,6 +87,9 @@ PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequ
 /// on symmetric idle topologies; cheap (no engine). Automatic algorithm or no protocol = the best
 /// choice's time.
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& request);
+/// The same, kept in `net` under key_of(request) like a plan, so that the simulations sharing
+/// its PlanCache (a sweep's plans) estimate each collective once.
+core::Duration estimate(Network& net, const CollectiveRequest& request);
 /// estimate()'s paper for a plan already made, without folded rings (its ranks index `gpus`):
 /// what several collectives merged into one plan take together (concurrent.hpp).
 core::Duration estimate_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan);

@@ -216,6 +216,14 @@ Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& re
   return choose_with_estimate(router, req).algorithm;
 }
 
+core::Duration estimate(Network& net, const CollectiveRequest& request) {
+  CollectiveKey key = key_of(request);
+  if (const auto kept = net.estimated(key)) return *kept;
+  const core::Duration d = estimate(net.router(), request);
+  net.remember_estimate(std::move(key), d);
+  return d;
+}
+
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& req) {
   if (req.algorithm == Algorithm::automatic || !req.protocol) return choose_with_estimate(router, req).time;
   const StepPlan plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req));

@@ -15,6 +15,17 @@ const PlannedCollective& PlanCache::keep(CollectiveKey key, PlannedCollective pl
   return plans_.try_emplace(std::move(key), std::move(planned)).first->second;
 }
 
+std::optional<core::Duration> PlanCache::find_estimate(const CollectiveKey& key) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = estimates_.find(key);
+  return it == estimates_.end() ? std::nullopt : std::optional<core::Duration>(it->second);
+}
+
+void PlanCache::keep_estimate(CollectiveKey key, core::Duration d) {
+  const std::lock_guard lock(mutex_);
+  estimates_.try_emplace(std::move(key), d);
+}
+
 Network::Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router, PlanCache* shared)
     : engine_(engine), cluster_(cluster), router_(router), shared_(shared && shared->serves(cluster) ? shared : nullptr) {
   links_.reserve(cluster.links.size());
@@ -38,6 +49,17 @@ const PlannedCollective& Network::remember(CollectiveKey key, PlannedCollective 
   if (shared_) return shared_->keep(std::move(key), std::move(planned));
   // Never replaced once kept: callers hold pointers to kept plans (sim/plan's laid-out cache).
   return planned_.try_emplace(std::move(key), std::move(planned)).first->second;
+}
+
+std::optional<core::Duration> Network::estimated(const CollectiveKey& key) const {
+  if (shared_) return shared_->find_estimate(key);
+  const auto it = estimates_.find(key);
+  return it == estimates_.end() ? std::nullopt : std::optional<core::Duration>(it->second);
+}
+
+void Network::remember_estimate(CollectiveKey key, core::Duration d) {
+  if (shared_) shared_->keep_estimate(std::move(key), d);
+  else estimates_.try_emplace(std::move(key), d);
 }
 
 double effective_bytes_per_s(const hw::Link& link, const hw::CommParams& params) {

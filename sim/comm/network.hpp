@@ -56,11 +56,15 @@ class PlanCache {
   const PlannedCollective* find(const CollectiveKey& key) const;
   /// Keeps `planned` unless a plan of `key` is kept already; returns the one kept.
   const PlannedCollective& keep(CollectiveKey key, PlannedCollective planned);
+  /// The same for estimate()s of a collective on the idle machine.
+  std::optional<core::Duration> find_estimate(const CollectiveKey& key) const;
+  void keep_estimate(CollectiveKey key, core::Duration d);
 
  private:
   const hw::Cluster* cluster_;
   mutable std::mutex mutex_;
   std::map<CollectiveKey, PlannedCollective> plans_;
+  std::map<CollectiveKey, core::Duration> estimates_;
 };
 
 class Network {
@@ -81,6 +85,9 @@ class Network {
   const PlannedCollective* planned(const CollectiveKey& key) const;
   /// Keeps `planned` under `key` unless a plan is kept there already; returns the one kept.
   const PlannedCollective& remember(CollectiveKey key, PlannedCollective planned);
+  /// An estimate() kept for `key` (comm::estimate(Network&, …)), or none; and keeping one.
+  std::optional<core::Duration> estimated(const CollectiveKey& key) const;
+  void remember_estimate(CollectiveKey key, core::Duration d);
 
  private:
   core::Engine& engine_;
@@ -88,6 +95,7 @@ class Network {
   const hw::Router& router_;
   std::vector<core::LinkId> links_;
   std::map<CollectiveKey, PlannedCollective> planned_;
+  std::map<CollectiveKey, core::Duration> estimates_;
   PlanCache* shared_ = nullptr;
 };
 

@@ -176,7 +176,7 @@ core::Duration Collectives::isolated_time(comm::Op op, const std::vector<int>& g
   request.op = op;
   request.gpus = group;
   request.bytes = bytes;
-  const core::Duration d = b_.in.sc.faults.links.empty() ? comm::estimate(b_.router, request)
+  const core::Duration d = b_.in.sc.faults.links.empty() ? comm::estimate(*b_.network, request)
                                                       : concurrent_time(requests_for({group}, op, bytes));
   // With link faults the estimate would not see the degraded link; a scratch engine does.
   if (b_.in.sc.faults.links.empty()) by_shape.emplace(shape_, d);

@@ -53,6 +53,27 @@ TEST_CASE("a plan laid out once and emitted twice on the same streams runs twice
   CHECK(last == doctest::Approx(144.0).epsilon(1e-9));
 }
 
+TEST_CASE("an estimate kept in a network's store is the estimate, shared by the networks of one plan cache") {
+  // The ring all-reduce above (72 us). Kept under key_of(request) at the first ask; a second
+  // network on the same PlanCache (another plan of a sweep) finds it without estimating again.
+  const auto cluster = ring_cluster(4, 100e9, 2'000'000);
+  const hw::Router router(cluster);
+  const CollectiveRequest req{.op = Op::all_reduce, .gpus = first_gpus(4), .bytes = 4'000'000, .algorithm = Algorithm::ring};
+  PlanCache shared(cluster);
+  core::Engine first_engine, second_engine;
+  Network first(first_engine, cluster, router, &shared), second(second_engine, cluster, router, &shared);
+  CHECK_FALSE(second.estimated(key_of(req)).has_value());
+  CHECK(estimate(first, req) == estimate(router, req));
+  REQUIRE(second.estimated(key_of(req)).has_value());
+  CHECK(*second.estimated(key_of(req)) == estimate(router, req));
+  // Without a shared cache a network keeps its own.
+  core::Engine alone_engine;
+  Network alone(alone_engine, cluster, router);
+  CHECK_FALSE(alone.estimated(key_of(req)).has_value());
+  CHECK(estimate(alone, req) == estimate(router, req));
+  CHECK(alone.estimated(key_of(req)).has_value());
+}
+
 TEST_CASE("ring all-gather and reduce-scatter take (n-1) steps of S/n") {
   // n = 4, S = 4 MB: 3 steps of (1 MB / 100 GB/s + 2 us) = 36 us.
   const auto cluster = ring_cluster(4, 100e9, 2'000'000);
