@@ -88,7 +88,9 @@ PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequ
 /// choice's time.
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& request);
 /// The same, kept in `net` under key_of(request) like a plan, so that the simulations sharing
-/// its PlanCache (a sweep's plans) estimate each collective once.
+/// its PlanCache (a sweep's plans) estimate each collective once. `net` only keeps it: the time is
+/// the idle cluster's, not that of links scaled on net's engine (faults). A kept one asks the
+/// router nothing, so a Router::record_pairs recording around it sees no pairs.
 core::Duration estimate(Network& net, const CollectiveRequest& request);
 /// estimate()'s paper for a plan already made, without folded rings (its ranks index `gpus`):
 /// what several collectives merged into one plan take together (concurrent.hpp).

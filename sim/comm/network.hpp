@@ -44,10 +44,10 @@ struct CollectiveKey {
   auto operator<=>(const CollectiveKey&) const = default;
 };
 
-/// Collective plans shared by the Networks of several simulations on one cluster (the plans of a
-/// sweep): a plan is a function of the cluster, its routes and the request alone, so each distinct
-/// collective is tuned and planned once for all of them. Safe to use from several threads; a plan
-/// once kept is never changed or moved.
+/// Collective plans and idle-machine estimates shared by the Networks of several simulations on
+/// one cluster (the plans of a sweep): each is a function of the cluster, its routes and the
+/// request alone, so each distinct collective is tuned, planned and estimated once for all of
+/// them. Safe to use from several threads; a plan once kept is never changed or moved.
 class PlanCache {
  public:
   explicit PlanCache(const hw::Cluster& cluster) : cluster_(&cluster) {}
@@ -70,8 +70,8 @@ class PlanCache {
 class Network {
  public:
   /// Adds cluster.links.size() links to `engine`. Requires: router was built on `cluster`.
-  /// `shared`: plans kept for other simulations of the same cluster, used and added to (ignored
-  /// when it serves another cluster).
+  /// `shared`: plans and estimates kept for other simulations of the same cluster, used and added
+  /// to (ignored when it serves another cluster).
   Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router, PlanCache* shared = nullptr);
 
   core::Engine& engine() const { return engine_; }

@@ -72,6 +72,14 @@ TEST_CASE("an estimate kept in a network's store is the estimate, shared by the 
   CHECK_FALSE(alone.estimated(key_of(req)).has_value());
   CHECK(estimate(alone, req) == estimate(router, req));
   CHECK(alone.estimated(key_of(req)).has_value());
+  // A cache made for another cluster object is not used: the network keeps its own.
+  const auto other_cluster = ring_cluster(4, 100e9, 2'000'000);
+  PlanCache other(other_cluster);
+  core::Engine elsewhere_engine;
+  Network elsewhere(elsewhere_engine, cluster, router, &other);
+  CHECK(estimate(elsewhere, req) == estimate(router, req));
+  CHECK(elsewhere.estimated(key_of(req)).has_value());
+  CHECK_FALSE(other.find_estimate(key_of(req)).has_value());
 }
 
 TEST_CASE("ring all-gather and reduce-scatter take (n-1) steps of S/n") {
