@@ -6,18 +6,24 @@
 //
 // "Shortest" is lexicographic: fewest links that are not NVLink (a link into a CPU counting as
 // two, as NCCL ranks host-bridge paths last), then fewest links. So two GPUs on one NVSwitch talk
-// over NVLink even though a shared PCIe switch is as many hops away, as NCCL does. A route never passes through a third GPU (no GPU forwards traffic). When the cluster has
-// no GPU peer-to-peer over PCIe (Cluster::gpu_p2p false), every route that does not arrive over
-// NVLink passes through a CPU: the transfer is staged in host memory. Where the server models host
-// memory (cluster_template.hpp), the route goes into that socket's memory node and back out
+// over NVLink even though a shared PCIe switch is as many hops away, as NCCL does. A route never
+// passes through a third GPU (no GPU forwards traffic). When the cluster has no GPU peer-to-peer
+// over PCIe (Cluster::gpu_p2p false), every route that does not arrive over NVLink passes through
+// a CPU: the transfer is staged in host memory. Where the server models host memory
+// (cluster_template.hpp), the route goes into that socket's memory node and back out
 // (cpu -> mem -> cpu); a staged transfer between sockets then has two equal-cost routes (staged
 // on either side) and is split over both. No route passes through a third server either, unless
 // two servers are wired together only through one: a route between two servers is searched in
-// those two and the switches outside servers (Node::server -1), which also keeps the search
-// small on a large cluster. Complexity: one Dijkstra per source (per source and destination
-// server across servers), costing the vertices and edges it reaches, not the graph's size; routes
-// to a destination are enumerated from its predecessor DAG on first request, equal-cost ones in
-// the order of their links (from the destination back), whatever order the search met them in.
+// those two and the switches outside servers (Node::server -1).
+//
+// Cost: inside a server, one Dijkstra per source over that server. Between two servers, the route
+// is composed (route_composition.cpp) from three searches that many pairs share: from the source
+// GPU inside its server, over the switches from the switch it leaves by (one per switch), and
+// inside the destination server from the vertex it enters by (one per entry). That is exact where
+// a route between servers cannot gain by passing through one of them on its way between two
+// switches (checked per server, with the cluster P2P and no link joining two servers directly);
+// elsewhere one search covers both servers and the switches. Equal-cost routes to a destination
+// come in the order of their links from the destination back, whichever way they were found.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +38,17 @@ namespace stepsim::hw {
 
 using Route = std::vector<int>;  ///< link indices into Cluster::links, source to destination
 
+/// How routes between servers are found: composed where that is exact (the default), or always
+/// by one search over both servers and the switches (what tests compare composition with).
+enum class RouteSearch { composed, whole };
+
+namespace routing {
+struct Graph;  // the Boost.Graph and its searches (router_graph.hpp)
+}
+
 class Router {
  public:
-  explicit Router(const Cluster& cluster);
+  explicit Router(const Cluster& cluster, RouteSearch how = RouteSearch::composed);
 
   /// The equal-cost shortest routes from GPU `from` to GPU `to` (at least one; a flow between them
   /// may be split evenly across them). Requires: from != to, both valid GPUs, connected.
@@ -55,9 +69,8 @@ class Router {
   std::vector<std::pair<int, int>>* recording() const { return log_; }
 
  private:
-  struct Graph;  // the Boost.Graph and per-source predecessor DAGs (router.cpp)
   const Cluster& cluster_;
-  std::shared_ptr<Graph> graph_;
+  std::shared_ptr<routing::Graph> graph_;
   mutable std::unordered_map<std::uint64_t, std::vector<Route>> cache_;  // (from << 32 | to) -> routes
   mutable std::vector<std::pair<int, int>>* log_ = nullptr;
 };
