@@ -28,8 +28,18 @@ void PlanCache::keep_estimate(CollectiveKey key, core::Duration d) {
 
 Network::Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router, PlanCache* shared)
     : engine_(engine), cluster_(cluster), router_(router), shared_(shared && shared->serves(cluster) ? shared : nullptr) {
-  links_.reserve(cluster.links.size());
-  for (const auto& l : cluster.links) links_.push_back(engine.add_link(effective_bytes_per_s(l, cluster.comm)));
+  links_.assign(cluster.links.size(), core::LinkId{kNotAdded});
+}
+
+core::LinkId Network::link(int index) const {
+  core::LinkId& id = links_.at(static_cast<std::size_t>(index));
+  if (id.value == kNotAdded) id = engine_.add_link(effective_bytes_per_s(cluster_.links[static_cast<std::size_t>(index)], cluster_.comm));
+  return id;
+}
+
+std::optional<core::LinkId> Network::used_link(int index) const {
+  const core::LinkId id = links_.at(static_cast<std::size_t>(index));
+  return id.value == kNotAdded ? std::nullopt : std::optional<core::LinkId>(id);
 }
 
 std::vector<core::LinkId> Network::engine_route(const hw::Route& route) const {

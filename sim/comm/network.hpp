@@ -69,7 +69,9 @@ class PlanCache {
 
 class Network {
  public:
-  /// Adds cluster.links.size() links to `engine`. Requires: router was built on `cluster`.
+  /// Adds a cluster link to `engine` when something first uses it (link()), so that a scratch
+  /// network for one collective on a 16,384-GPU cluster holds that collective's links, not the
+  /// cluster's. Requires: router was built on `cluster`.
   /// `shared`: plans and estimates kept for other simulations of the same cluster, used and added
   /// to (ignored when it serves another cluster).
   Network(core::Engine& engine, const hw::Cluster& cluster, const hw::Router& router, PlanCache* shared = nullptr);
@@ -77,8 +79,10 @@ class Network {
   core::Engine& engine() const { return engine_; }
   const hw::Cluster& cluster() const { return cluster_; }
   const hw::Router& router() const { return router_; }
-  /// The engine link of cluster link `index`.
-  core::LinkId link(int index) const { return links_.at(static_cast<std::size_t>(index)); }
+  /// The engine link of cluster link `index`, added to the engine now if nothing used it before.
+  core::LinkId link(int index) const;
+  /// The engine link of cluster link `index` if something used it, else nothing.
+  std::optional<core::LinkId> used_link(int index) const;
   std::vector<core::LinkId> engine_route(const hw::Route& route) const;
 
   /// The plan kept for `key`, or null.
@@ -93,7 +97,8 @@ class Network {
   core::Engine& engine_;
   const hw::Cluster& cluster_;
   const hw::Router& router_;
-  std::vector<core::LinkId> links_;
+  static constexpr std::uint32_t kNotAdded = UINT32_MAX;
+  mutable std::vector<core::LinkId> links_;  // per cluster link: its engine link, or kNotAdded
   std::map<CollectiveKey, PlannedCollective> planned_;
   std::map<CollectiveKey, core::Duration> estimates_;
   PlanCache* shared_ = nullptr;

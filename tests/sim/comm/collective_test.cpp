@@ -1,6 +1,8 @@
 // Pins sim/comm/collective.cpp and the algorithms against physics: the ring formula, max-min sharing between collectives, the latency floor and the tuner (every timing method against step mode: timing_methods_test.cpp).
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "comm_fixture.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "hardware/router.hpp"
@@ -51,6 +53,30 @@ TEST_CASE("a plan laid out once and emitted twice on the same streams runs twice
   double last = 0;
   for (const auto m : second.members) last = std::max(last, static_cast<double>(engine.finish_of(m).ps) * 1e-6);
   CHECK(last == doctest::Approx(144.0).epsilon(1e-9));
+}
+
+TEST_CASE("a network puts a cluster link in the engine when something first uses it, once") {
+  // 2 x dgx-a100: a collective on GPUs 0 and 8 crosses the two servers' NICs and a leaf, not
+  // the NVSwitch links or the other NICs, which stay out of the engine.
+  const auto cluster = hw::load_cluster("dgx-a100", shape(2, std::nullopt));
+  const hw::Router router(cluster);
+  core::Engine engine;
+  Network net(engine, cluster, router);
+  CHECK(engine.link_count() == 0);
+  const int first = router.routes(0, 8).front().front();
+  CHECK_FALSE(net.used_link(first));
+  const core::LinkId id = net.link(first);
+  CHECK(net.link(first) == id);
+  CHECK(net.used_link(first) == id);
+  CHECK(engine.link_count() == 1);
+  std::vector<core::StreamId> streams;
+  for (int g = 0; g < 2; ++g) streams.push_back(engine.add_stream(engine.add_device(), core::StreamKind::communication));
+  add_collective(net, {.op = Op::all_reduce, .gpus = {0, 8}, .bytes = 1 << 20, .algorithm = Algorithm::ring}, streams);
+  std::set<int> crossed;
+  for (const auto& pair : {router.routes(0, 8), router.routes(8, 0)})
+    for (const auto& route : pair) crossed.insert(route.begin(), route.end());
+  CHECK(engine.link_count() == crossed.size());
+  CHECK(crossed.size() < cluster.links.size() / 4);
 }
 
 TEST_CASE("an estimate kept in a network's store is the estimate, shared by the networks of one plan cache") {
