@@ -29,14 +29,19 @@ core::Duration engine_time(const hw::Router& router, const std::vector<Collectiv
 }
 
 // Each request's plan as add_collective() would make it (the tuner's coarse plan for a coarse
-// request), or nullopt when one of them is a ring (or has ring phases): rings stay flows in the
-// engine, folded or step by step, whose symmetric steps tie as the engine's do.
-std::optional<std::vector<StepPlan>> unfolded_plans(const hw::Router& router, const std::vector<CollectiveRequest>& requests) {
+// request, `tuned`'s where given), or nullopt when one of them is a ring (or has ring phases):
+// rings stay flows in the engine, folded or step by step, whose symmetric steps tie as the
+// engine's do.
+std::optional<std::vector<StepPlan>> unfolded_plans(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
+                                                    const std::vector<const PlannedCollective*>& tuned) {
   std::vector<StepPlan> plans;
-  for (const CollectiveRequest& req : requests) {
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const CollectiveRequest& req = requests[i];
     CollectiveRequest fixed = req;
     std::optional<PlannedCollective> planned;
-    if (req.algorithm == Algorithm::automatic || !req.protocol) {
+    if (i < tuned.size() && tuned[i] && req.coarse) {
+      planned = *tuned[i];
+    } else if (req.algorithm == Algorithm::automatic || !req.protocol) {
       AlgorithmChoice choice = choose_with_estimate(router, req);
       fixed.algorithm = choice.algorithm;
       fixed.protocol = choice.protocol;
@@ -86,7 +91,7 @@ core::Duration concurrent_idle_time(const hw::Router& router, const std::vector<
                                     const std::vector<const PlannedCollective*>& tuned) {
   if (requests.empty()) return {};
   if (!degraded.empty()) return engine_time(router, requests, degraded, tuned);
-  const auto plans = unfolded_plans(router, requests);
+  const auto plans = unfolded_plans(router, requests, tuned);
   if (!plans) return engine_time(router, requests, degraded, tuned);
   const bool same_launch = std::all_of(plans->begin(), plans->end(), [&](const StepPlan& p) {
     return p.launch_latency_ps == plans->front().launch_latency_ps;

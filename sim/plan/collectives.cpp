@@ -223,7 +223,14 @@ Collectives::SplitTime Collectives::concurrent_dp_time(comm::Op op, std::int64_t
     const auto tuned = choose_for_all(requests);
     whole = concurrent_time(requests, tuned);
     for (comm::CollectiveRequest& r : requests) r.bytes = bytes / 2;
-    half = bytes >= 2 ? concurrent_time(requests) : whole;
+    // At n/2 the groups the tuner found alike share the first's plan as at n: planned once.
+    std::vector<std::shared_ptr<const comm::PlannedCollective>> halved(requests.size());
+    if (bytes >= 2 && requests.front().coarse) {
+      const auto first = std::make_shared<const comm::PlannedCollective>(comm::plan_collective(b_.router, requests.front()));
+      for (std::size_t k = 0; k < requests.size(); ++k)
+        if (tuned[k] == tuned.front()) halved[k] = first;
+    }
+    half = bytes >= 2 ? concurrent_time(requests, halved) : whole;
   }
   const core::Duration latency{std::clamp<std::int64_t>(2 * half.ps - whole.ps, 0, whole.ps)};
   const SplitTime t{latency, core::Duration{whole.ps - latency.ps}};
