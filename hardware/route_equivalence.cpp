@@ -10,6 +10,7 @@ namespace {
 // A one-to-one correspondence built up as pairs are seen; false once one would break it.
 class Renaming {
  public:
+  explicit Renaming(std::size_t expected) { forward_.reserve(expected), backward_.reserve(expected); }
   bool pair(int a, int b) {
     const auto [fwd, new_a] = forward_.try_emplace(a, b);
     const auto [bwd, new_b] = backward_.try_emplace(b, a);
@@ -35,21 +36,24 @@ bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, 
                          const std::vector<int>& to) {
   const Cluster& cluster = router.cluster();
   if (from.size() != to.size()) return false;
-  Renaming gpus, servers, links;
+  Renaming gpus(from.size()), servers(from.size()), links(4 * pairs.size());
   for (std::size_t i = 0; i < from.size(); ++i) {
     if (!gpus.pair(from[i], to[i])) return false;
     if (!servers.pair(cluster.server_of(from[i]), cluster.server_of(to[i]))) return false;
   }
   // Each renamed GPU sends over links like those of the GPU it renames.
-  auto outgoing = [&](int gpu) {
-    std::vector<std::pair<int, double>> out;  // (kind, rate) of each link leaving it, sorted
+  std::vector<std::pair<int, double>> before, after;  // (kind, rate) of each link leaving it, sorted
+  auto outgoing = [&](int gpu, std::vector<std::pair<int, double>>& out) {
+    out.clear();
     for (int l : router.links_from(gpu))
       out.emplace_back(static_cast<int>(cluster.links[static_cast<std::size_t>(l)].kind), cluster.links[static_cast<std::size_t>(l)].bytes_per_s);
     std::sort(out.begin(), out.end());
-    return out;
   };
-  for (std::size_t i = 0; i < from.size(); ++i)
-    if (outgoing(from[i]) != outgoing(to[i])) return false;
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    outgoing(from[i], before);
+    outgoing(to[i], after);
+    if (before != after) return false;
+  }
   for (const auto& [a, b] : pairs) {
     const auto ra = gpus.of(a), rb = gpus.of(b);
     if (!ra || !rb) return false;

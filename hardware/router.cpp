@@ -4,7 +4,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <queue>
 #include <stdexcept>
 #include <string>
 
@@ -134,11 +133,15 @@ void Graph::search(Vertex source, SearchSpace space, Dag& dag) {
   if (++searches % kSearchesPerMemoryCheck == 1) config::check_memory(" while routing");
   if (dist.empty()) dist.assign(boost::num_vertices(g), kUnreached), settled.assign(dist.size(), 0), into.resize(dist.size());
   touched.clear();
-  using Entry = std::pair<std::int64_t, Vertex>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  // A binary heap on scratch kept between searches (std::priority_queue's own algorithms).
+  heap.clear();
+  auto push = [&](std::int64_t d, Vertex v) {
+    heap.emplace_back(d, v);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>());
+  };
   dist[source] = 0;
   touched.push_back(source);
-  queue.emplace(0, source);
+  push(0, source);
   auto relax = [&](Vertex u, std::int64_t d, const OutEdge& e) {
     const Vertex v = e.to;
     const std::int64_t through = d + e.weight;
@@ -146,7 +149,7 @@ void Graph::search(Vertex source, SearchSpace space, Dag& dag) {
     if (through < dist[v]) {
       dist[v] = through;
       into[v].assign(1, Pred{e.link, u});
-      queue.emplace(through, v);
+      push(through, v);
     } else if (through == dist[v]) {
       into[v].push_back(Pred{e.link, u});
     }
@@ -158,9 +161,10 @@ void Graph::search(Vertex source, SearchSpace space, Dag& dag) {
                                               [](const OutEdge& a, const OutEdge& b) { return a.server < b.server; });
     for (auto e = from; e != to; ++e) relax(u, d, *e);
   };
-  while (!queue.empty()) {
-    const auto [d, u] = queue.top();
-    queue.pop();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const auto [d, u] = heap.back();
+    heap.pop_back();
     if (settled[u]) continue;
     settled[u] = 1;
     if (space.kind == SearchSpace::Kind::servers) {
@@ -225,9 +229,11 @@ const std::vector<Route>& Router::routes(int from, int to) const {
   return cache_.emplace(key, std::move(found)).first->second;
 }
 
-std::vector<int> Router::links_from(int gpu) const {
+const std::vector<int>& Router::links_from(int gpu) const {
+  if (links_from_.empty()) links_from_.resize(static_cast<std::size_t>(cluster_.gpu_count()));
+  std::vector<int>& out = links_from_.at(static_cast<std::size_t>(gpu));
+  if (!out.empty()) return out;
   const routing::Graph& G = *graph_;
-  std::vector<int> out;
   for (const routing::Edge& e :
        boost::make_iterator_range(boost::out_edges(G.out(cluster_.gpu_nodes[static_cast<std::size_t>(gpu)], 0), G.g)))
     out.push_back(G.g[e].link);

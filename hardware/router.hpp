@@ -59,8 +59,8 @@ class Router {
   /// (capacity / routes using it), which is the plain sum when the routes are disjoint.
   double bottleneck_bytes_per_s(int from, int to) const;
   const Cluster& cluster() const { return cluster_; }
-  /// The links leaving GPU `gpu` (indices into Cluster::links), in link order.
-  std::vector<int> links_from(int gpu) const;
+  /// The links leaving GPU `gpu` (indices into Cluster::links), in link order; kept once asked.
+  const std::vector<int>& links_from(int gpu) const;
   /// While `log` is set (not nullptr), every pair routes() is asked for is appended to it, cache
   /// hits included: what a computation on this router consulted, so that its result can be
   /// reused where those routes are the same up to renaming (route_equivalence.hpp).
@@ -72,6 +72,7 @@ class Router {
   const Cluster& cluster_;
   std::shared_ptr<routing::Graph> graph_;
   mutable std::unordered_map<std::uint64_t, std::vector<Route>> cache_;  // (from << 32 | to) -> routes
+  mutable std::vector<std::vector<int>> links_from_;  // per GPU, empty until asked (a GPU has links)
   mutable std::vector<std::pair<int, int>>* log_ = nullptr;
 };
 

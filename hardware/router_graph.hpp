@@ -139,6 +139,7 @@ struct Graph {
   std::vector<char> settled;            // per vertex, between searches: 0
   std::vector<std::vector<Pred>> into;  // per vertex, during a search: the last links of its shortest routes
   std::vector<Vertex> touched;
+  std::vector<std::pair<std::int64_t, Vertex>> heap;  // (distance, vertex), std::greater-ordered
 
   // Composition (route_composition.cpp). A crossing is a link between a server's vertex and a
   // switch outside servers.
