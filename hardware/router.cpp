@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "hardware/router_graph.hpp"
 #include "sim/config/resident_memory.hpp"
@@ -192,7 +193,12 @@ void Graph::search(Vertex source, SearchSpace space, Dag& dag) {
 }  // namespace routing
 
 Router::Router(const Cluster& cluster, RouteSearch how)
-    : cluster_(cluster), graph_(std::make_shared<routing::Graph>(cluster, how)) {}
+    : cluster_(cluster), graph_(std::make_shared<routing::Graph>(cluster, how)) {
+  std::map<std::tuple<LinkKind, double, std::int64_t>, int> classes;
+  link_class_.reserve(cluster.links.size());
+  for (const Link& l : cluster.links)
+    link_class_.push_back(classes.try_emplace({l.kind, l.bytes_per_s, l.latency_ps}, static_cast<int>(classes.size())).first->second);
+}
 
 const std::vector<Route>& Router::routes(int from, int to) const {
   using routing::SearchSpace;

@@ -61,6 +61,10 @@ class Router {
   const Cluster& cluster() const { return cluster_; }
   /// The links leaving GPU `gpu` (indices into Cluster::links), in link order; kept once asked.
   const std::vector<int>& links_from(int gpu) const;
+  /// A number per link, equal for two links exactly when they have the same kind, rate and
+  /// latency: what a renaming of links must keep (route_equivalence.hpp), in a small dense table
+  /// rather than the cluster's large link records.
+  int link_class(int link) const { return link_class_[static_cast<std::size_t>(link)]; }
   /// While `log` is set (not nullptr), every pair routes() is asked for is appended to it, cache
   /// hits included: what a computation on this router consulted, so that its result can be
   /// reused where those routes are the same up to renaming (route_equivalence.hpp).
@@ -72,6 +76,7 @@ class Router {
   const Cluster& cluster_;
   std::shared_ptr<routing::Graph> graph_;
   mutable std::unordered_map<std::uint64_t, std::vector<Route>> cache_;  // (from << 32 | to) -> routes
+  std::vector<int> link_class_;
   mutable std::vector<std::vector<int>> links_from_;  // per GPU, empty until asked (a GPU has links)
   mutable std::vector<std::pair<int, int>>* log_ = nullptr;
 };

@@ -167,3 +167,25 @@ TEST_CASE("links_from lists exactly the links that leave a GPU") {
 
 }  // namespace
 }  // namespace stepsim::hw
+
+namespace stepsim::hw {
+namespace {
+
+TEST_CASE("link classes: equal exactly for links of the same kind, rate and latency") {
+  const Cluster c = load_cluster("dgx-h100", {.nodes = 2, .gpus_per_node = std::nullopt});
+  const Router router(c);
+  int same = 0, different = 0;
+  for (std::size_t a = 0; a < c.links.size(); a += 3)
+    for (std::size_t b = 0; b < c.links.size(); b += 5) {
+      const Link& x = c.links[a];
+      const Link& y = c.links[b];
+      const bool alike = x.kind == y.kind && x.bytes_per_s == y.bytes_per_s && x.latency_ps == y.latency_ps;
+      CHECK((router.link_class(static_cast<int>(a)) == router.link_class(static_cast<int>(b))) == alike);
+      ++(alike ? same : different);
+    }
+  CHECK(same > 0);
+  CHECK(different > 0);
+}
+
+}  // namespace
+}  // namespace stepsim::hw
