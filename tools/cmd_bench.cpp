@@ -200,7 +200,7 @@ int run_bench(const Args& args) {
   po::options_description options("Options");
   options.add_options()("json", "print one JSON object instead of a table")(
       "cases", po::value<std::string>()->default_value("default"),
-      "scale: default (the cases that finish in about a minute), growth (one plan grown over GPUs, microbatches and layers), all, or a comma-separated list")(
+      "scale: default (the cases that finish in about a minute), growth (one plan grown over GPUs, microbatches and layers, each point the fastest of 3 runs), all, or a comma-separated list")(
       "tasks", po::value<std::uint32_t>()->default_value(2'000'000), "compute tasks in the task-DAG benchmark")(
       "flows", po::value<std::uint32_t>()->default_value(100'000), "flows in the flow-churn benchmark")(
       "what", po::value<std::string>()->required(), "what to measure: engine or scale");

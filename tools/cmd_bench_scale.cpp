@@ -133,7 +133,7 @@ std::vector<ScaleCase> cases() {
                          plan::Fidelity::automatic);
        }},
       {"llama3-405b-16384", "Llama 3 405B on 16,384 H100 (dgx-h100 x 2,048, tp8 pp16 dp128, 2,048 x 8192 tokens)", 16384,
-       true,
+       false,
        [] {
          return run_plan(plan_yaml("{preset: dgx-h100, nodes: 2048}", "llama-3-405b", "{seq_len: 8192, global_batch: 2048}",
                                    "{name: p, tp: 8, pp: 16, dp: 128, micro_batch: 1, recompute: selective, "
@@ -206,11 +206,12 @@ Measured measure(const ScaleCase& c) {
 // exponent of CPU time and memory in that axis can be read off (growth_exponents()).
 std::vector<ScaleCase> growth_cases() {
   std::vector<ScaleCase> out;
-  // GPUs 128 -> 4,096: the Llama 3 405B plan of the table (tp8 pp16 on dgx-h100 nodes), data
-  // parallel over the rest with 16 sequences per replica, so the work per GPU stays the same; its
-  // 16,384-GPU point is the table's llama3-405b-16384. (A DP-only growth, Llama-2 13B at tp8 and
-  // dp 512 on 4,096 GPUs, ran past 10 CPU minutes: 512-rank gradient rings.)
-  for (const int gpus : {128, 512, 2048, 4096}) {
+  // GPUs 1,024 -> 16,384, the range issue 20 states its exponent over: the Llama 3 405B plan of
+  // the table (tp8 pp16 on dgx-h100 nodes), data parallel over the rest with 16 sequences per
+  // replica, so the work per GPU stays the same; its 16,384-GPU point is the table's
+  // llama3-405b-16384. (A DP-only growth, Llama-2 13B at tp8 and dp 512 on 4,096 GPUs, ran past 10
+  // CPU minutes: 512-rank gradient rings.)
+  for (const int gpus : {1024, 2048, 4096, 8192, 16384}) {
     const int dp = gpus / 128;
     out.push_back({"growth-gpus-" + std::to_string(gpus), "Llama 3 405B tp8 pp16 dp" + std::to_string(dp) + " on dgx-h100 x " +
                        std::to_string(gpus / 8) + ", 16 sequences per replica", gpus, false,
@@ -300,13 +301,22 @@ std::vector<Exponent> growth_exponents(const std::vector<ScaleCase>& todo, const
 
 }  // namespace
 
+constexpr int kGrowthRuns = 3;
+
 int run_bench_scale(bool json, const std::string& list) {
   const auto todo = selected(list);
   std::vector<Measured> results;
   const bool progress = isatty(STDERR_FILENO) != 0;
   for (std::size_t i = 0; i < todo.size(); ++i) {
     if (progress) std::fprintf(stderr, "\rbench scale: case %zu of %zu, %s ...\033[K", i + 1, todo.size(), todo[i].name.c_str());
-    results.push_back(measure(todo[i]));
+    // A growth curve's exponent is a ratio of two short runs, so each point is the fastest of
+    // three (issue 20's table is "minimum of 3 runs"); the table's cases run once.
+    Measured m = measure(todo[i]);
+    for (int again = 1; again < (todo[i].family.empty() ? 1 : kGrowthRuns) && m.error.empty(); ++again) {
+      const Measured next = measure(todo[i]);
+      if (next.error.empty() && next.cpu_s < m.cpu_s) m = next;
+    }
+    results.push_back(std::move(m));
   }
   if (progress) std::fprintf(stderr, "\r\033[K");
   if (json) {
