@@ -3,6 +3,7 @@
 // same order, on every preset and on machines built so that composing would be wrong.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -106,6 +107,64 @@ TEST_CASE("a NIC cabled to two leaves: the detour through its server is a route 
   check_alike(c, {0, 1, 8, 9, 16});
   // GPU 8 (server 1, rail 0) to GPU 1 (server 0, rail 1): 4 spines and the detour.
   CHECK(Router(c).routes(8, 1).size() == 5);
+}
+
+// A server drawn at random, link by link: 2-4 GPUs, 1-2 PCIe switches, 1-2 CPUs and 1-3 NICs,
+// every device hung on a tree so that the server is connected, NVLink between some GPUs, and two
+// link rates so that equal-cost routes are common. Seeded: the same servers every run.
+std::string random_server(std::uint32_t& seed) {
+  auto next = [&](int n) {
+    seed = seed * 1664525u + 1013904223u;  // Numerical Recipes' LCG
+    return static_cast<int>((seed >> 16) % static_cast<std::uint32_t>(n));
+  };
+  const char* rate[] = {"25GB/s", "50GB/s"};
+  const int gpus = 2 + next(3), switches = 1 + next(2), cpus = 1 + next(2), nics = 1 + next(3);
+  std::string nodes, links;
+  auto node = [&](const std::string& name, const char* kind) { nodes += "    - {name: " + name + ", kind: " + kind + "}\n"; };
+  auto link = [&](const std::string& a, const std::string& b, const char* kind) {
+    links += "    - {from: " + a + ", to: " + b + ", kind: " + kind + ", bandwidth: " + rate[next(2)] + "}\n";
+  };
+  // A device hangs on a PCIe switch or on a CPU's root port.
+  auto parent = [&] {
+    const int k = next(switches + cpus);
+    return k < switches ? "sw" + std::to_string(k) : "cpu" + std::to_string(k - switches);
+  };
+  for (int c = 0; c < cpus; ++c) node("cpu" + std::to_string(c), "cpu");
+  for (int c = 1; c < cpus; ++c) link("cpu0", "cpu" + std::to_string(c), "socket");
+  for (int s = 0; s < switches; ++s) {
+    node("sw" + std::to_string(s), "pcie_switch");
+    link("sw" + std::to_string(s), "cpu" + std::to_string(next(cpus)), "pcie");
+  }
+  for (int g = 0; g < gpus; ++g) {
+    node("gpu" + std::to_string(g), "gpu");
+    link("gpu" + std::to_string(g), parent(), "pcie");
+    if (g > 0 && next(2) == 0) link("gpu" + std::to_string(g), "gpu" + std::to_string(next(g)), "nvlink");
+  }
+  for (int n = 0; n < nics; ++n) {
+    node("nic" + std::to_string(n), "nic");
+    link("nic" + std::to_string(n), parent(), "pcie");
+  }
+  const char* topology = next(2) == 0 ? "rail" : "fat-tree";
+  return "gpu: A100\nserver:\n  nodes:\n" + nodes + "  links:\n" + links + "network:\n  topology: " + topology +
+         "\n  nic: {kind: infiniband, bandwidth: 25GB/s}\n  servers_per_leaf: " + std::to_string(1 + next(3)) +
+         "\n  spines: " + std::to_string(1 + next(3)) + "\n";
+}
+
+TEST_CASE("random servers on random fabrics, some cabled oddly: composed routes are the whole search's") {
+  std::uint32_t seed = 20261207;
+  for (int trial = 0; trial < 24; ++trial) {
+    CAPTURE(trial);
+    const std::string yaml = random_server(seed);
+    CAPTURE(yaml);
+    Cluster c = load_cluster_text(yaml, "random", {.nodes = 4, .gpus_per_node = std::nullopt});
+    // A third of the trials cable a NIC of server 0 to a second switch as well, and a sixth join
+    // servers 1 and 2 directly, so that the checks that keep composing exact are exercised.
+    if (trial % 3 == 1) add_duplex(c, node_named(c, "nic0", 0), node_named(c, "leaf1", -1), LinkKind::infiniband);
+    if (trial % 6 == 5) add_duplex(c, node_named(c, "nic0", 1), node_named(c, "nic0", 2), LinkKind::infiniband);
+    std::vector<int> sources;  // every GPU of server 0, and server 1's first (to reach server 2)
+    for (int g = 0; g <= c.gpus_per_server; ++g) sources.push_back(g);
+    check_alike(c, sources);
+  }
 }
 
 TEST_CASE("two servers cabled to each other directly: routes may go server to server, found whole") {
