@@ -12,6 +12,7 @@
 // (router_graph.hpp) that this does not model, so such clusters are always searched whole.
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "hardware/router_graph.hpp"
 
@@ -35,10 +36,20 @@ void Graph::index_crossings(RouteSearch how) {
     }
 }
 
-const Dag& Graph::fabric_from(Vertex a_switch) {
-  const auto [it, added] = fabric_dags.try_emplace(a_switch);
-  if (added) search(a_switch, SearchSpace::of(-1), it->second);
-  return it->second;
+const Graph::Across& Graph::across(Vertex from_switch, Vertex to_switch) {
+  const auto [it, added] = across_.try_emplace(static_cast<std::uint64_t>(from_switch) << 32 | static_cast<std::uint32_t>(to_switch));
+  Across& a = it->second;
+  if (!added) return a;
+  // The switch's DAG comes from the recent ones: the pairs of one server's switches are asked
+  // together.
+  const Dag& fabric = dag_of(from_switch, SearchSpace::of(-1));
+  const auto cost = fabric.distance(to_switch);
+  if (!cost) return a;
+  a.reachable = true;
+  a.cost = *cost;
+  Route reversed;
+  collect_routes(fabric, to_switch, reversed, a.routes);
+  return a;
 }
 
 const Dag& Graph::inside_from(Vertex entry, int server) {
@@ -59,8 +70,8 @@ bool Graph::detour_costs_more(int server) {
       if (out.outside == in.outside) continue;  // a loop back to the same switch: never shortest
       const auto through = inside.distance(out.inside);
       if (!through) continue;
-      const auto around = fabric_from(in.outside).distance(out.outside);
-      if (!around || *around >= in.weight + *through + out.weight) known = 0;
+      const Across& around = across(in.outside, out.outside);
+      if (!around.reachable || around.cost >= in.weight + *through + out.weight) known = 0;
     }
     if (known == 0) break;
   }
@@ -69,37 +80,43 @@ bool Graph::detour_costs_more(int server) {
 
 bool Graph::compose(Vertex source, int from_server, Vertex target, int to_server, std::vector<Route>& out) {
   if (!composable || !detour_costs_more(from_server) || !detour_costs_more(to_server)) return false;
-  // dag_of's result lives until its next call; the other DAGs are kept in node-based maps.
-  const Dag& leaving = dag_of(source, SearchSpace::of(from_server));
+  const auto& ways_out = exits[static_cast<std::size_t>(from_server)];
+  // dag_of's result lives only until its next call, which across() may make: read what is needed
+  // now, and ask for the DAG again to list the routes. The other DAGs live in node-based maps.
+  std::vector<std::optional<std::int64_t>> to_exit;
+  {
+    const Dag& leaving = dag_of(source, SearchSpace::of(from_server));
+    for (const Crossing& exit : ways_out) to_exit.push_back(leaving.distance(exit.inside));
+  }
   struct Way {
     const Crossing* exit;
+    const Across* between;
     const Crossing* entry;
   };
   std::vector<Way> cheapest;
   std::int64_t best = std::numeric_limits<std::int64_t>::max();
-  for (const Crossing& exit : exits[static_cast<std::size_t>(from_server)]) {
-    const auto to_exit = leaving.distance(exit.inside);
-    if (!to_exit) continue;
-    const Dag& across = fabric_from(exit.outside);
+  for (std::size_t k = 0; k < ways_out.size(); ++k) {
+    if (!to_exit[k]) continue;
+    const Crossing& exit = ways_out[k];
     for (const Crossing& entry : entries[static_cast<std::size_t>(to_server)]) {
-      const auto between = across.distance(entry.outside);
+      const Across& between = across(exit.outside, entry.outside);
       const auto to_target = inside_from(entry.inside, to_server).distance(target);
-      if (!between || !to_target) continue;
-      const std::int64_t cost = *to_exit + exit.weight + *between + entry.weight + *to_target;
+      if (!between.reachable || !to_target) continue;
+      const std::int64_t cost = *to_exit[k] + exit.weight + between.cost + entry.weight + *to_target;
       if (cost < best) best = cost, cheapest.clear();
-      if (cost == best) cheapest.push_back({&exit, &entry});
+      if (cost == best) cheapest.push_back({&exit, &between, &entry});
     }
   }
   if (cheapest.empty()) return false;
-  std::vector<Route> found, heads, middles, tails;
+  const Dag& leaving = dag_of(source, SearchSpace::of(from_server));
+  std::vector<Route> found, heads, tails;
   Route reversed;
   for (const Way& way : cheapest) {
-    heads.clear(), middles.clear(), tails.clear();
+    heads.clear(), tails.clear();
     collect_routes(leaving, way.exit->inside, reversed, heads);
-    collect_routes(fabric_from(way.exit->outside), way.entry->outside, reversed, middles);
     collect_routes(inside_from(way.entry->inside, to_server), target, reversed, tails);
     for (const Route& head : heads)
-      for (const Route& middle : middles)
+      for (const Route& middle : way.between->routes)
         for (const Route& tail : tails) {
           Route& r = found.emplace_back(head);
           r.push_back(way.exit->link);

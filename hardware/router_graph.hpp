@@ -152,10 +152,17 @@ struct Graph {
   std::vector<std::vector<Crossing>> exits;    // per server: its links out to the switches
   std::vector<std::vector<Crossing>> entries;  // per server: the switches' links into it
   std::vector<signed char> detours_cost_more;  // per server: -1 not yet known, else 0 or 1
-  std::unordered_map<Vertex, Dag> fabric_dags;  // per switch: searched over the switches only
-  std::unordered_map<Vertex, Dag> entry_dags;   // per vertex a switch enters a server by: inside it
+  // The cheapest ways between two switches over switches only. Kept per pair asked, not as each
+  // switch's whole DAG: those grow with the square of the switches (370 MB at 2,048 leaves).
+  struct Across {
+    bool reachable = false;
+    std::int64_t cost = 0;
+    std::vector<Route> routes;  // one empty route from a switch to itself
+  };
+  std::unordered_map<std::uint64_t, Across> across_;  // (from << 32 | to)
+  std::unordered_map<Vertex, Dag> entry_dags;         // per vertex a switch enters a server by: inside it
 
-  const Dag& fabric_from(Vertex a_switch);
+  const Across& across(Vertex from_switch, Vertex to_switch);
   const Dag& inside_from(Vertex entry, int server);
   bool detour_costs_more(int server);
 };
