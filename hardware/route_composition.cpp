@@ -130,6 +130,7 @@ bool Graph::compose(Vertex source, int from_server, Vertex target, int to_server
     return std::lexicographical_compare(a.rbegin(), a.rend(), b.rbegin(), b.rend());
   });
   out = std::move(found);
+  ++composed_pairs;
   return true;
 }
 

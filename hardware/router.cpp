@@ -235,6 +235,8 @@ const std::vector<Route>& Router::routes(int from, int to) const {
   return cache_.emplace(key, std::move(found)).first->second;
 }
 
+std::size_t Router::composed_pairs() const { return graph_->composed_pairs; }
+
 const std::vector<int>& Router::links_from(int gpu) const {
   if (links_from_.empty()) links_from_.resize(static_cast<std::size_t>(cluster_.gpu_count()));
   std::vector<int>& out = links_from_.at(static_cast<std::size_t>(gpu));

@@ -18,8 +18,9 @@
 //
 // Cost: inside a server, one Dijkstra per source over that server. Between two servers, the route
 // is composed (route_composition.cpp) from three searches that many pairs share: from the source
-// GPU inside its server, over the switches from the switch it leaves by (one per switch), and
-// inside the destination server from the vertex it enters by (one per entry). That is exact where
+// GPU inside its server, over the switches between the switch it leaves by and the one it enters
+// by (kept per pair of switches asked), and inside the destination server from the vertex it
+// enters by (one per entry). That is exact where
 // a route between servers cannot gain by passing through one of them on its way between two
 // switches (checked per server, with the cluster P2P and no link joining two servers directly);
 // elsewhere one search covers both servers and the switches. Equal-cost routes to a destination
@@ -61,6 +62,9 @@ class Router {
   const Cluster& cluster() const { return cluster_; }
   /// The links leaving GPU `gpu` (indices into Cluster::links), in link order; kept once asked.
   const std::vector<int>& links_from(int gpu) const;
+  /// How many pairs' routes were composed rather than searched whole (route_composition.cpp):
+  /// tests check that the composed way is the one that ran.
+  std::size_t composed_pairs() const;
   /// A number per link, equal for two links exactly when they have the same kind, rate and
   /// latency: what a renaming of links must keep (route_equivalence.hpp), in a small dense table
   /// rather than the cluster's large link records.

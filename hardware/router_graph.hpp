@@ -97,6 +97,7 @@ struct Graph {
   /// switches between (route_composition.cpp); false, with `out` untouched, where composing is
   /// not known to give exactly the routes of one search over both servers and the switches.
   bool compose(Vertex source, int from_server, Vertex target, int to_server, std::vector<Route>& out);
+  std::size_t composed_pairs = 0;  ///< compose() calls that returned true
 
  private:
   // Dijkstra from `source` (Dijkstra 1959) within `space`, into `dag`.

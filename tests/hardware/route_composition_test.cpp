@@ -14,7 +14,8 @@ namespace stepsim::hw {
 namespace {
 
 // Routes from each of `sources` to every GPU of another server, both ways, composed and whole.
-void check_alike(const Cluster& c, const std::vector<int>& sources) {
+// Returns how many pairs the composed router composed (the rest it searched whole).
+std::size_t check_alike(const Cluster& c, const std::vector<int>& sources) {
   const Router composed(c, RouteSearch::composed);
   const Router whole(c, RouteSearch::whole);
   int pairs = 0;
@@ -28,6 +29,8 @@ void check_alike(const Cluster& c, const std::vector<int>& sources) {
       pairs += 2;
     }
   CHECK(pairs > 0);
+  CHECK(whole.composed_pairs() == 0);
+  return composed.composed_pairs();
 }
 
 int node_named(const Cluster& c, const std::string& name, int server) {
@@ -50,15 +53,17 @@ TEST_CASE("every preset on three servers: composed routes are the whole search's
   for (const std::string& preset : preset_names()) {
     CAPTURE(preset);
     const Cluster c = load_cluster(preset, {.nodes = 3, .gpus_per_node = std::nullopt});
-    // A server's first and last GPU (different PCIe switches, sockets, NICs), to every other GPU.
-    check_alike(c, {0, c.gpus_per_server - 1});
+    // A server's first and last GPU (different PCIe switches, sockets, NICs), to every other GPU;
+    // composed wherever the GPUs have P2P (rtx4090 and rtx5090 stage through host memory).
+    const std::size_t composed = check_alike(c, {0, c.gpus_per_server - 1});
+    CHECK((composed > 0) == c.gpu_p2p);
   }
 }
 
 TEST_CASE("two leaf groups, rail-optimized and fat tree: the spines' equal-cost routes, in order") {
   // dgx-h100: 32 servers per leaf, so 40 servers make two groups, joined only at the spines.
   const Cluster rail = load_cluster("dgx-h100", {.nodes = 40, .gpus_per_node = std::nullopt});
-  check_alike(rail, {0, 3, 8 * 39 + 5});
+  CHECK(check_alike(rail, {0, 3, 8 * 39 + 5}) > 0);
   CHECK(Router(rail).routes(0, 8 * 39 + 1).size() == 4);  // rail 0 to rail 1 across groups: 4 spines
   const Cluster fat = load_cluster_text(R"yaml(
 gpu: H100-SXM5-80GB
@@ -104,7 +109,8 @@ TEST_CASE("a NIC cabled to two leaves: the detour through its server is a route 
   // which composing cannot see; the server fails the check and its routes are searched whole.
   Cluster c = load_cluster("dgx-h100", {.nodes = 3, .gpus_per_node = std::nullopt});
   add_duplex(c, node_named(c, "mlx5_0", 0), node_named(c, "leaf1", -1), LinkKind::infiniband);
-  check_alike(c, {0, 1, 8, 9, 16});
+  // Server 0 fails the check; pairs of servers 1 and 2 are still composed.
+  CHECK(check_alike(c, {0, 1, 8, 9, 16}) > 0);
   // GPU 8 (server 1, rail 0) to GPU 1 (server 0, rail 1): 4 spines and the detour.
   CHECK(Router(c).routes(8, 1).size() == 5);
 }
@@ -152,6 +158,7 @@ std::string random_server(std::uint32_t& seed) {
 
 TEST_CASE("random servers on random fabrics, some cabled oddly: composed routes are the whole search's") {
   std::uint32_t seed = 20261207;
+  std::size_t composed = 0;
   for (int trial = 0; trial < 24; ++trial) {
     CAPTURE(trial);
     const std::string yaml = random_server(seed);
@@ -161,16 +168,20 @@ TEST_CASE("random servers on random fabrics, some cabled oddly: composed routes 
     // servers 1 and 2 directly, so that the checks that keep composing exact are exercised.
     if (trial % 3 == 1) add_duplex(c, node_named(c, "nic0", 0), node_named(c, "leaf1", -1), LinkKind::infiniband);
     if (trial % 6 == 5) add_duplex(c, node_named(c, "nic0", 1), node_named(c, "nic0", 2), LinkKind::infiniband);
-    std::vector<int> sources;  // every GPU of server 0, and server 1's first (to reach server 2)
+    // A quarter cable a GPU of server 3 straight to a leaf: routes leave and enter by the GPU.
+    if (trial % 4 == 2) add_duplex(c, node_named(c, "gpu0", 3), node_named(c, "leaf0", -1), LinkKind::infiniband);
+    std::vector<int> sources;  // every GPU of server 0, server 1's first (to reach server 2) and server 3's
     for (int g = 0; g <= c.gpus_per_server; ++g) sources.push_back(g);
-    check_alike(c, sources);
+    sources.push_back(3 * c.gpus_per_server);
+    composed += check_alike(c, sources);
   }
+  CHECK(composed > 0);
 }
 
 TEST_CASE("two servers cabled to each other directly: routes may go server to server, found whole") {
   Cluster c = load_cluster("dgx-a100", {.nodes = 3, .gpus_per_node = std::nullopt});
   add_duplex(c, node_named(c, "mlx5_0", 0), node_named(c, "mlx5_0", 1), LinkKind::infiniband);
-  check_alike(c, {0, 7, 8, 23});
+  CHECK(check_alike(c, {0, 7, 8, 23}) == 0);  // nothing composed: the cluster fails the check
 }
 
 }  // namespace

@@ -165,12 +165,6 @@ TEST_CASE("links_from lists exactly the links that leave a GPU") {
   }
 }
 
-}  // namespace
-}  // namespace stepsim::hw
-
-namespace stepsim::hw {
-namespace {
-
 TEST_CASE("link classes: equal exactly for links of the same kind, rate and latency") {
   const Cluster c = load_cluster("dgx-h100", {.nodes = 2, .gpus_per_node = std::nullopt});
   const Router router(c);
