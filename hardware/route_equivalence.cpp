@@ -42,6 +42,8 @@ bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, 
                          const std::vector<int>& to) {
   const Cluster& cluster = router.cluster();
   if (from.size() != to.size()) return false;
+  const auto is_gpu = [&](int g) { return g >= 0 && g < cluster.gpu_count(); };
+  if (!std::all_of(from.begin(), from.end(), is_gpu) || !std::all_of(to.begin(), to.end(), is_gpu)) return false;
   // Servers are numbered below the GPUs' count (Cluster::server_of).
   const auto gpu_count = static_cast<std::size_t>(cluster.gpu_count());
   Renaming gpus(gpu_count), servers(gpu_count), links(cluster.links.size());
@@ -50,7 +52,7 @@ bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, 
     if (!servers.pairs(cluster.server_of(from[i]), cluster.server_of(to[i]))) return false;
   }
   // Each renamed GPU sends over links like those of the GPU it renames.
-  std::vector<std::pair<int, double>> before, after;  // (kind, rate) of each link leaving it, sorted
+  std::vector<std::pair<int, double>> sends, renamed_sends;  // (kind, rate) of each link leaving it, sorted
   auto outgoing = [&](int gpu, std::vector<std::pair<int, double>>& out) {
     out.clear();
     for (int l : router.links_from(gpu))
@@ -58,11 +60,12 @@ bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, 
     std::sort(out.begin(), out.end());
   };
   for (std::size_t i = 0; i < from.size(); ++i) {
-    outgoing(from[i], before);
-    outgoing(to[i], after);
-    if (before != after) return false;
+    outgoing(from[i], sends);
+    outgoing(to[i], renamed_sends);
+    if (sends != renamed_sends) return false;
   }
   for (const auto& [a, b] : pairs) {
+    if (!is_gpu(a) || !is_gpu(b)) return false;
     const auto ra = gpus.of(a), rb = gpus.of(b);
     if (!ra || !rb) return false;
     const auto& before = router.routes(a, b);

@@ -18,7 +18,8 @@ namespace stepsim::hw {
 /// links that correspond one to one and have the same kind, rate and latency. The renamed GPUs
 /// must also sit in servers that correspond one to one, and each must have outgoing links of the
 /// same kinds and rates as the GPU it renames (a tuner reads a GPU's total send rate). A GPU of
-/// `pairs` without a renaming, or two renamed alike, gives false.
+/// `pairs` without a renaming, two renamed alike, or a number that is not a GPU of the cluster,
+/// gives false.
 bool same_up_to_renaming(const Router& router, const std::vector<std::pair<int, int>>& pairs, const std::vector<int>& from,
                          const std::vector<int>& to);
 
