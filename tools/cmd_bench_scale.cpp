@@ -299,9 +299,10 @@ std::vector<Exponent> growth_exponents(const std::vector<ScaleCase>& todo, const
   return out;
 }
 
-}  // namespace
-
+// A growth point is the fastest of this many runs.
 constexpr int kGrowthRuns = 3;
+
+}  // namespace
 
 int run_bench_scale(bool json, const std::string& list) {
   const auto todo = selected(list);

@@ -38,20 +38,25 @@ std::optional<std::vector<StepPlan>> unfolded_plans(const hw::Router& router, co
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const CollectiveRequest& req = requests[i];
     CollectiveRequest fixed = req;
-    std::optional<PlannedCollective> planned;
+    std::optional<PlannedCollective> fresh;
+    const PlannedCollective* planned = nullptr;
     if (i < tuned.size() && tuned[i] && req.coarse) {
-      planned = *tuned[i];
+      planned = tuned[i];
+      fixed.algorithm = planned->chosen;
     } else if (req.algorithm == Algorithm::automatic || !req.protocol) {
       AlgorithmChoice choice = choose_with_estimate(router, req);
       fixed.algorithm = choice.algorithm;
       fixed.protocol = choice.protocol;
-      if (req.coarse) planned = std::move(choice.coarse_plan);
+      if (req.coarse) fresh = std::move(choice.coarse_plan);
     }
     if (has_folded_form(req.op, fixed.algorithm)) return std::nullopt;
-    if (!planned) planned = plan_collective(router, fixed);
+    if (!planned) {
+      if (!fresh) fresh = plan_collective(router, fixed);
+      planned = &*fresh;
+    }
     for (const auto& t : planned->plan.transfers)
       if (!t.ring.empty()) return std::nullopt;
-    plans.push_back(std::move(planned->plan));
+    plans.push_back(fresh ? std::move(fresh->plan) : planned->plan);
   }
   return plans;
 }

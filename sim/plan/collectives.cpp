@@ -223,7 +223,9 @@ Collectives::SplitTime Collectives::concurrent_dp_time(comm::Op op, std::int64_t
     const auto tuned = choose_for_all(requests);
     whole = concurrent_time(requests, tuned);
     for (comm::CollectiveRequest& r : requests) r.bytes = bytes / 2;
-    // At n/2 the groups the tuner found alike share the first's plan as at n: planned once.
+    // At n/2 the groups the tuner found alike share the first's plan, as at n: planned once. Alike
+    // was checked on the pairs the tuner asked at n, which include every pair the chosen
+    // algorithm's plan asks at any size (the plan's shape does not depend on the bytes).
     std::vector<std::shared_ptr<const comm::PlannedCollective>> halved(requests.size());
     if (bytes >= 2 && requests.front().coarse) {
       const auto first = std::make_shared<const comm::PlannedCollective>(comm::plan_collective(b_.router, requests.front()));
