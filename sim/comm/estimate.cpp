@@ -123,12 +123,15 @@ bool nvlink_inside_servers(const hw::Router& router, const std::vector<int>& gpu
 }
 
 // The most a GPU of the group can send at once: the sum of its outgoing links' rates, for the
-// fastest GPU (one pass over the links).
-double fastest_sender_bytes_per_s(const hw::Cluster& cluster, const std::vector<int>& gpus) {
-  std::vector<double> out(cluster.nodes.size(), 0.0);
-  for (const auto& l : cluster.links) out[static_cast<std::size_t>(l.from)] += effective_bytes_per_s(l, cluster.comm);
+// fastest GPU (the group's own links, not a pass over a large cluster's).
+double fastest_sender_bytes_per_s(const hw::Router& router, const std::vector<int>& gpus) {
+  const hw::Cluster& cluster = router.cluster();
   double fastest = 0;
-  for (int g : gpus) fastest = std::max(fastest, out[static_cast<std::size_t>(cluster.gpu_nodes[static_cast<std::size_t>(g)])]);
+  for (int g : gpus) {
+    double sends = 0;
+    for (int l : router.links_from(g)) sends += effective_bytes_per_s(cluster.links[static_cast<std::size_t>(l)], cluster.comm);
+    fastest = std::max(fastest, sends);
+  }
   return fastest;
 }
 
@@ -191,7 +194,7 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
   // Protocol by protocol (Simple first), so that the floor of the slower ones meets a best time.
   for (hw::Protocol p : protocols) {
     if (best) {
-      if (!fastest) fastest = fastest_sender_bytes_per_s(router.cluster(), req.gpus);
+      if (!fastest) fastest = fastest_sender_bytes_per_s(router, req.gpus);
       if (bandwidth_floor_s(req, router.cluster().comm.cost(p), *fastest) > best->time.seconds()) continue;
     }
     for (Algorithm a : algorithms) {
