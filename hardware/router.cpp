@@ -103,6 +103,8 @@ void Graph::index_out_edges() {
 
 const Dag& Graph::dag_of(Vertex source, SearchSpace space) {
   ++clock;
+  // Switches' DAGs in a list of their own, so that a run of GPU sources does not push them out.
+  std::vector<RecentDag>& recent = space == SearchSpace::of(-1) ? recent_switch_dags : recent_dags;
   for (RecentDag& r : recent)
     if (r.source == source && r.space == space) {
       r.used = clock;

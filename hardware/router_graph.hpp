@@ -132,7 +132,7 @@ struct Graph {
   static constexpr std::size_t kRecentDags = 64;
   static constexpr std::uint64_t kSearchesPerMemoryCheck = 64;
   std::uint64_t searches = 0;
-  std::vector<RecentDag> recent;
+  std::vector<RecentDag> recent_dags, recent_switch_dags;  // switches: searched over switches only
   std::uint64_t clock = 0;
 
   // Search scratch, sized to the graph once; only the vertices reached are reset.
