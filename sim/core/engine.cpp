@@ -48,7 +48,11 @@ StreamId Engine::add_stream(DeviceId device, StreamKind kind) {
   return StreamId{id};
 }
 
-LinkId Engine::add_link(double capacity_bytes_per_s) { return impl_->network.add_link(capacity_bytes_per_s); }
+LinkId Engine::add_link(double capacity_bytes_per_s) {
+  // A link added after the run would join a network whose flows have all been solved.
+  if (impl_->ran) throw std::logic_error("add_link: the engine has already run");
+  return impl_->network.add_link(capacity_bytes_per_s);
+}
 
 void Engine::scale_link(LinkId link, double factor) {
   if (impl_->ran) throw std::logic_error("scale_link: the engine has already run");

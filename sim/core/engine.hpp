@@ -90,6 +90,7 @@ class Engine {
   /// active on one of its communication streams. 0 = no interference.
   DeviceId add_device(double comm_slowdown = 0.0);
   StreamId add_stream(DeviceId device, StreamKind kind);
+  /// A link of the flow network, before run() (comm::Network adds its cluster's as they are used).
   LinkId add_link(double capacity_bytes_per_s);
   /// Scales a link's capacity before run() (a degraded link); factor > 0.
   void scale_link(LinkId link, double factor);

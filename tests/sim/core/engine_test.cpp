@@ -211,6 +211,7 @@ TEST_CASE("building errors are std::invalid_argument") {
   CHECK_THROWS_WITH_AS(e.add_group({t}), "add_group: task 0 is already in group 0", std::invalid_argument);
   e.run();
   CHECK_THROWS_AS(e.run(), std::logic_error);
+  CHECK_THROWS_WITH_AS(e.add_link(1e9), "add_link: the engine has already run", std::logic_error);
 }
 
 TEST_CASE("the event cap and the time cap stop a run") {
