@@ -212,10 +212,12 @@ const std::vector<Route>& Router::routes(int from, int to) const {
   const std::uint64_t key = static_cast<std::uint64_t>(from) << 32 | static_cast<std::uint32_t>(to);
   if (const auto hit = cache_.find(key); hit != cache_.end()) return hit->second;
   routing::Graph& G = *graph_;
-  const auto source = G.out(cluster_.gpu_nodes[static_cast<std::size_t>(from)], 0);
-  const auto target = G.in(cluster_.gpu_nodes[static_cast<std::size_t>(to)], G.layers - 1);
-  const int from_server = cluster_.nodes[static_cast<std::size_t>(cluster_.gpu_nodes[static_cast<std::size_t>(from)])].server;
-  const int to_server = cluster_.nodes[static_cast<std::size_t>(cluster_.gpu_nodes[static_cast<std::size_t>(to)])].server;
+  const int from_node = cluster_.gpu_nodes[static_cast<std::size_t>(from)];
+  const int to_node = cluster_.gpu_nodes[static_cast<std::size_t>(to)];
+  const auto source = G.out(from_node, 0);
+  const auto target = G.in(to_node, G.layers - 1);
+  const int from_server = cluster_.nodes[static_cast<std::size_t>(from_node)].server;
+  const int to_server = cluster_.nodes[static_cast<std::size_t>(to_node)].server;
   std::vector<Route> found;
   Route reversed;
   if (cluster_.server_of(from) == cluster_.server_of(to)) {
@@ -223,9 +225,8 @@ const std::vector<Route>& Router::routes(int from, int to) const {
   } else if (to_server < 0) {
     routing::collect_routes(G.dag_of(source, SearchSpace::everywhere()), target, reversed, found);
   } else if (from_server < 0 || from_server == to_server || !G.compose(source, from_server, target, to_server, found)) {
-    const SearchSpace between = from_server == to_server ? SearchSpace::of(-1, to_server)
-                                : from_server < 0        ? SearchSpace::of(-1, to_server)
-                                                         : SearchSpace::of(-1, from_server, to_server);
+    const SearchSpace between = from_server < 0 || from_server == to_server ? SearchSpace::of(-1, to_server)
+                                                                            : SearchSpace::of(-1, from_server, to_server);
     routing::collect_routes(G.dag_of(source, between), target, reversed, found);
     // Servers wired to each other only through a third (no switch between them) are routed over
     // the whole graph, as before the search was narrowed.

@@ -20,10 +20,10 @@
 // is composed (route_composition.cpp) from three searches that many pairs share: from the source
 // GPU inside its server, over the switches between the switch it leaves by and the one it enters
 // by (kept per pair of switches asked), and inside the destination server from the vertex it
-// enters by (one per entry). That is exact where
-// a route between servers cannot gain by passing through one of them on its way between two
-// switches (checked per server, with the cluster P2P and no link joining two servers directly);
-// elsewhere one search covers both servers and the switches. Equal-cost routes to a destination
+// enters by (one per entry). That is exact where a route between servers cannot gain by passing
+// through one of them on its way between two switches (checked per server, with the cluster P2P
+// and no link joining two servers directly); elsewhere one search covers both servers and the
+// switches. Equal-cost routes to a destination
 // come in the order of their links from the destination back, whichever way they were found.
 #pragma once
 

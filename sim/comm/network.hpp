@@ -1,6 +1,6 @@
 // The hardware graph bound into an engine: one engine link per directed Cluster link that
-// something uses (added on first use), with the capacity the collective protocol achieves on it (bytes/s × the CommParams efficiency of its
-// kind), and the routes a planned transfer takes. The Network refers to its Engine, Cluster and
+// something uses (added on first use), with the capacity the collective protocol achieves on it
+// (bytes/s × the CommParams efficiency of its kind), and the routes a planned transfer takes. The Network refers to its Engine, Cluster and
 // Router; all three must outlive it. Everything sim/comm puts on one Engine goes through one
 // Network, so collectives that share a link share it max-min fairly.
 #pragma once

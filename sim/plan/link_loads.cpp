@@ -23,8 +23,8 @@ std::vector<LinkLoad> LinkLoadRecorder::loads(const hw::Cluster& cluster, const 
   std::vector<LinkLoad> out;
   for (std::size_t i = 0; i < cluster.links.size(); ++i) {
     const auto used = network.used_link(static_cast<int>(i));
-    if (!used || used->value >= samples_.size() || samples_[used->value].empty()) continue;  // carried nothing: no empty track
-    const auto id = used->value;
+    const std::size_t id = used ? used->value : samples_.size();
+    if (id >= samples_.size() || samples_[id].empty()) continue;  // carried nothing: no empty track
     const hw::Link& l = cluster.links[i];
     out.push_back({.name = cluster.nodes[static_cast<std::size_t>(l.from)].name + "->" +
                            cluster.nodes[static_cast<std::size_t>(l.to)].name + (l.label.empty() ? "" : " (" + l.label + ")"),
