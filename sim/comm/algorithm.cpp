@@ -28,6 +28,15 @@ void check_plan(const StepPlan& plan, const PlanInput& in) {
       throw std::logic_error("plan transfer " + std::to_string(i) + " depends on a later transfer");
   }
   if (static_cast<int>(plan.rank_done.size()) != in.ranks) throw std::logic_error("plan rank_done size");
+  if (plan.copies > 1) {
+    std::vector<bool> seen(static_cast<std::size_t>(in.ranks), false);
+    for (int r : plan.copy_rank)
+      if (r < 0 || r >= in.ranks || seen[static_cast<std::size_t>(r)]) throw std::logic_error("plan copy_rank is not a permutation");
+      else seen[static_cast<std::size_t>(r)] = true;
+    if (!in.copies || static_cast<int>(plan.copy_rank.size()) != in.ranks) throw std::logic_error("plan copies not asked for");
+    if (std::any_of(plan.transfers.begin(), plan.transfers.end(), [](const auto& t) { return !t.ring.empty(); }))
+      throw std::logic_error("plan copies of folded rings");  // a ring's lattice is timed whole (folded_ring.hpp)
+  }
   for (const auto& done : plan.rank_done)
     if (std::any_of(done.begin(), done.end(), [&](int a) { return a < 0 || a >= n; }))
       throw std::logic_error("plan rank_done names an unknown transfer");

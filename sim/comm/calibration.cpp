@@ -69,7 +69,7 @@ std::vector<Algorithm> closest_algorithms(const Bench& bench, const NcclLog& log
     double best_gap = std::numeric_limits<double>::max();
     for (Algorithm a : nccl_algorithms(bench, log.op)) {
       const CollectiveRequest req{.op = log.op, .gpus = bench.gpus, .bytes = row.size_bytes, .algorithm = a};
-      const auto choice = choose_with_estimate(bench.router, req);
+      const auto choice = choose_with_estimate(bench.router, req, PlanForm::copies);
       const double gap = std::abs(std::log(row.time_us / (static_cast<double>(choice.time.ps) * 1e-6)));
       if (gap < best_gap) best = a, best_gap = gap;
     }

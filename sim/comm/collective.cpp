@@ -55,12 +55,21 @@ CollectiveKey key_of(const CollectiveRequest& req) {
           .coarse = req.coarse, .gpus = req.gpus};
 }
 
-PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& req) {
-  PlannedCollective out{.chosen = req.algorithm, .plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req))};
+PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& req, PlanForm form) {
+  PlanInput in = plan_input(router.cluster(), req);
+  in.copies = form == PlanForm::copies;
+  PlannedCollective out{.chosen = req.algorithm, .plan = make_algorithm(req.algorithm)->plan(in)};
   FoldedTiming folded = fold_rings(router, req.gpus, out.plan);
   out.folded_latency_ps = std::move(folded.latency_ps);
   out.lattice_end_ps = folded.lattice_end_ps;
   return out;
+}
+
+PlannedCollective expanded(PlannedCollective planned) {
+  if (planned.plan.copies <= 1) return planned;
+  planned.plan = expanded(std::move(planned.plan));
+  planned.folded_latency_ps.assign(planned.plan.transfers.size(), std::nullopt);
+  return planned;
 }
 
 CollectiveTasks add_collective(Network& net, const CollectiveRequest& req, const std::vector<core::StreamId>& streams) {

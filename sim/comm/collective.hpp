@@ -77,9 +77,16 @@ CollectiveTasks emit_collective(Network& network, const LaidOutCollective& laid_
 /// The key under which a Network keeps the plan add_collective() makes for `request`.
 CollectiveKey key_of(const CollectiveRequest& request);
 
+/// Whether a plan may come as one copy of several alike ones (StepPlan::copies), for a caller that
+/// only times it on paper (estimate()) or takes expanded() of it, or must come whole.
+enum class PlanForm { whole, copies };
+
 /// The plan of `request` under its algorithm (not automatic) and protocol (Simple when none),
 /// its folded rings timed by their lattice (folded_ring.hpp) when request.coarse.
-PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& request);
+PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& request,
+                                  PlanForm form = PlanForm::whole);
+/// `planned` with its plan expanded() (copies have no folded rings: none of their latencies to copy).
+PlannedCollective expanded(PlannedCollective planned);
 
 /// Time of the collective on an idle machine, on paper: each transfer takes its latency plus the
 /// time every link on its route needs for all the transfers of its dependency level (equal
@@ -95,6 +102,10 @@ core::Duration estimate(Network& net, const CollectiveRequest& request);
 /// estimate()'s paper for a plan already made, without folded rings (its ranks index `gpus`):
 /// what several collectives merged into one plan take together (concurrent.hpp).
 core::Duration estimate_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan);
+/// Whether estimate() times a plan of copies (StepPlan::copies) from its first copy alone: where
+/// the routes of each copy are the copy before's with their links renamed by one map (estimate.cpp).
+/// Elsewhere it times the expanded() plan.
+bool paper_uses_copies(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan);
 
 /// NCCL's tuner in spirit (src/graph/tuning.cc, ncclTopoGetAlgoTime): of every supported
 /// algorithm and protocol (those the request leaves open), the pair with the smallest estimate()
@@ -107,14 +118,16 @@ Algorithm choose_algorithm(const hw::Router& router, const CollectiveRequest& re
 /// choose_algorithm() with the winner's estimate(), for callers that need both (one estimate each),
 /// and the winner's coarse-mode plan with its folded rings' latencies (the tuner plans every
 /// candidate in coarse mode, estimate.cpp): what add_collective() would compute again for a
-/// coarse request, its costliest part being the ring lattices.
+/// coarse request, its costliest part being the ring lattices. The tuner times every candidate
+/// in copies where it has them; `form` says whether the winner's plan comes whole.
 struct AlgorithmChoice {
   Algorithm algorithm = Algorithm::ring;
   hw::Protocol protocol = hw::Protocol::simple;
   core::Duration time{};
   PlannedCollective coarse_plan{};
 };
-AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& request);
+AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& request,
+                                     PlanForm form = PlanForm::whole);
 
 /// The protocols the tuner tries for `request`: the one it names, else Simple, LL128 (only where
 /// NCCL enables it, as choose_algorithm() says) and LL; less those its algorithm, when it names

@@ -19,7 +19,15 @@ struct Paper {
   std::vector<int> level;                             // dependency depth
   std::unordered_map<std::int64_t, std::vector<hw::Route>> point_to_point;  // node-based: stable
   std::deque<std::vector<hw::Route>> others;                                // joins, folded rings
+  // The links the plan uses, numbered densely: a collective of a few ranks touches a few dozen
+  // of a large cluster's links, and its tables need only those.
+  std::vector<int> dense;  // cluster link -> its index in `used`, or -1
+  std::vector<int> used;
 };
+
+std::int64_t pair_key(Hop hop, int src, int dst, std::int64_t ranks) {
+  return (static_cast<std::int64_t>(hop) * ranks + src) * ranks + dst;
+}
 
 // Paper is filled in place (it holds pointers into itself).
 void lay_out(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan, Paper& p) {
@@ -36,67 +44,145 @@ void lay_out(const hw::Router& router, const std::vector<int>& gpus, const StepP
       p.routes.push_back(&p.others.back());
       continue;
     }
-    const std::int64_t key = (static_cast<std::int64_t>(t.hop) * ranks + t.src) * ranks + t.dst;
+    const std::int64_t key = pair_key(t.hop, t.src, t.dst, ranks);
     auto it = p.point_to_point.find(key);
     if (it == p.point_to_point.end()) it = p.point_to_point.emplace(key, planned_routes(router, gpus, t)).first;
     p.routes.push_back(&it->second);
   }
+  p.dense.assign(router.cluster().links.size(), -1);
+  for (const auto* routes : p.routes)
+    for (const auto& r : *routes)
+      for (int l : r)
+        if (p.dense[static_cast<std::size_t>(l)] < 0) {
+          p.dense[static_cast<std::size_t>(l)] = static_cast<int>(p.used.size());
+          p.used.push_back(l);
+        }
 }
 
 double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes) * t.wire_factor; }
 
-// `folded`: the plan's folded_ring_latencies().
+// A plan in copies (StepPlan::copies) puts on each link what its first copy puts there and on
+// the links its other copies rename that link to. Where every route of copy g is copy g − 1's
+// route with its links renamed by one map σ (route for route, link for link, each link to one
+// of the same rate and latency, and copy 0's from copy G − 1's), copy g's load on σ^g(l) at each
+// level is the first copy's on l; summed over the copies, the load is the same on l and σ(l), so
+// every copy's transfers end when the first copy's do. Per used link: the used links σ^g of it
+// for g = 0..G−1, which its bytes count on (a link that σ turns onto itself in fewer than G
+// renamings counts once per g); nullopt where no such σ maps the routes.
+std::optional<std::vector<std::vector<int>>> copy_images(const hw::Router& router, const std::vector<int>& gpus,
+                                                         const StepPlan& plan, const Paper& p) {
+  const hw::Cluster& cluster = router.cluster();
+  const auto ranks = static_cast<std::int64_t>(gpus.size());
+  std::vector<int> sigma(cluster.links.size(), -1), inverse(cluster.links.size(), -1);
+  auto same_kind = [&](int a, int b) {
+    const auto& x = cluster.links[static_cast<std::size_t>(a)];
+    const auto& y = cluster.links[static_cast<std::size_t>(b)];
+    return x.latency_ps == y.latency_ps && effective_bytes_per_s(x, cluster.comm) == effective_bytes_per_s(y, cluster.comm);
+  };
+  auto rename = [&](const std::vector<hw::Route>& from, const std::vector<hw::Route>& to) {
+    if (from.size() != to.size()) return false;
+    for (std::size_t r = 0; r < from.size(); ++r) {
+      if (from[r].size() != to[r].size() || leaves_server(cluster, from[r]) != leaves_server(cluster, to[r])) return false;
+      for (std::size_t k = 0; k < from[r].size(); ++k) {
+        const int a = from[r][k], b = to[r][k];
+        int& image = sigma[static_cast<std::size_t>(a)];
+        int& source = inverse[static_cast<std::size_t>(b)];
+        if (image < 0 && source < 0 && same_kind(a, b)) image = b, source = a;
+        else if (image != b || source != a) return false;
+      }
+    }
+    return true;
+  };
+  for (const auto& [key, routes] : p.point_to_point) {
+    const auto hop = static_cast<Hop>(key / (ranks * ranks));
+    const int src = static_cast<int>(key / ranks % ranks), dst = static_cast<int>(key % ranks);
+    int a = src, b = dst;
+    std::vector<hw::Route> current = routes;
+    for (int g = 1; g <= plan.copies; ++g) {
+      a = plan.copy_rank[static_cast<std::size_t>(a)], b = plan.copy_rank[static_cast<std::size_t>(b)];
+      if (g == plan.copies && (a != src || b != dst)) return std::nullopt;
+      std::vector<hw::Route> next = g == plan.copies ? routes : hop_routes(router, gpus[static_cast<std::size_t>(a)],
+                                                                         gpus[static_cast<std::size_t>(b)], hop);
+      if (!rename(current, next)) return std::nullopt;
+      current = std::move(next);
+    }
+  }
+  std::vector<std::vector<int>> images(p.used.size());
+  for (std::size_t u = 0; u < p.used.size(); ++u) {
+    int l = p.used[u];
+    for (int g = 0; g < plan.copies; ++g, l = sigma[static_cast<std::size_t>(l)])
+      if (p.dense[static_cast<std::size_t>(l)] >= 0) images[u].push_back(p.dense[static_cast<std::size_t>(l)]);
+  }
+  return images;
+}
+
+// `folded`: the plan's folded_ring_latencies(). Each transfer takes its latency plus the time its
+// busiest link needs for all that the transfers of its dependency level put on it.
 core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
                         const std::vector<std::optional<std::int64_t>>& folded) {
   const hw::Cluster& cluster = router.cluster();
   Paper p;
   lay_out(router, gpus, plan, p);
-  // The links the plan uses, numbered densely: a collective of a few ranks touches a few dozen
-  // of a large cluster's links, and its tables need only those.
-  std::vector<int> dense(cluster.links.size(), -1);
-  std::vector<int> used;
-  for (const auto* routes : p.routes)
-    for (const auto& r : *routes)
-      for (int l : r)
-        if (dense[static_cast<std::size_t>(l)] < 0) {
-          dense[static_cast<std::size_t>(l)] = static_cast<int>(used.size());
-          used.push_back(l);
-        }
+  std::optional<std::vector<std::vector<int>>> images;
+  if (plan.copies > 1) {
+    images = copy_images(router, gpus, plan, p);
+    if (!images) return on_paper(router, gpus, expanded(plan), std::vector<std::optional<std::int64_t>>(
+                                                                   plan.transfers.size() * static_cast<std::size_t>(plan.copies)));
+  }
+  const auto& used = p.used;
+  const auto dense = [&](int link) { return static_cast<std::size_t>(p.dense[static_cast<std::size_t>(link)]); };
   std::vector<double> rate(used.size());
   for (std::size_t u = 0; u < used.size(); ++u)
     rate[u] = effective_bytes_per_s(cluster.links[static_cast<std::size_t>(used[u])], cluster.comm);
-  // (level, link) -> bytes that level puts on the link; total bytes per link. Flat when the
-  // table is small enough (tens of MB), else hashed.
-  const auto links = static_cast<std::int64_t>(used.size());
-  const std::int64_t levels = p.level.empty() ? 1 : *std::max_element(p.level.begin(), p.level.end()) + 1;
-  const bool flat = levels * links <= (std::int64_t{1} << 22);
-  std::vector<double> flat_load(flat ? static_cast<std::size_t>(levels * links) : 0, 0.0);
-  std::unordered_map<std::int64_t, double> hashed_load;
-  auto load = [&](int level, int link) -> double& {
-    const std::int64_t k = level * links + dense[static_cast<std::size_t>(link)];
-    return flat ? flat_load[static_cast<std::size_t>(k)] : hashed_load[k];
+  auto add = [&](std::vector<double>& to, int link, double bytes) {
+    if (!images) {
+      to[dense(link)] += bytes;
+      return;
+    }
+    for (int u : (*images)[dense(link)]) to[static_cast<std::size_t>(u)] += bytes;
   };
-  std::vector<double> total(used.size(), 0.0);
-  for (std::size_t i = 0; i < plan.transfers.size(); ++i)
-    for (const auto& r : *p.routes[i])
-      for (int l : r) {
-        const double bytes = wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i]->size());
-        load(p.level[i], l) += bytes;
-        total[static_cast<std::size_t>(dense[static_cast<std::size_t>(l)])] += bytes;
+  // Level by level (transfers of a level in plan order, so each link's sum is in plan order): the
+  // bytes the level puts on each link, then how long each of its transfers is busy.
+  const int levels = p.level.empty() ? 0 : *std::max_element(p.level.begin(), p.level.end()) + 1;
+  std::vector<std::size_t> level_begin(static_cast<std::size_t>(levels) + 1, 0), by_level(plan.transfers.size());
+  for (int l : p.level) ++level_begin[static_cast<std::size_t>(l) + 1];
+  for (int l = 0; l < levels; ++l) level_begin[static_cast<std::size_t>(l) + 1] += level_begin[static_cast<std::size_t>(l)];
+  {
+    std::vector<std::size_t> fill(level_begin.begin(), level_begin.end() - 1);
+    for (std::size_t i = 0; i < plan.transfers.size(); ++i) by_level[fill[static_cast<std::size_t>(p.level[i])]++] = i;
+  }
+  std::vector<double> load(used.size(), 0.0), busy(plan.transfers.size(), 0.0);
+  for (int l = 0; l < levels; ++l) {
+    const auto first = level_begin[static_cast<std::size_t>(l)], last = level_begin[static_cast<std::size_t>(l) + 1];
+    for (std::size_t k = first; k < last; ++k) {
+      const std::size_t i = by_level[k];
+      for (const auto& r : *p.routes[i])
+        for (int link : r) add(load, link, wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i]->size()));
+    }
+    for (std::size_t k = first; k < last; ++k) {
+      const std::size_t i = by_level[k];
+      for (const auto& r : *p.routes[i]) {
+        double drain = 0;
+        for (int link : r) drain = std::max(drain, load[dense(link)] / rate[dense(link)]);
+        const auto latency_ps = folded[i] ? *folded[i] : transfer_latency_ps(cluster, r, plan.transfers[i]);
+        busy[i] = std::max(busy[i], static_cast<double>(latency_ps) * 1e-12 + drain);
       }
+    }
+    for (std::size_t k = first; k < last; ++k)
+      for (const auto& r : *p.routes[by_level[k]])
+        for (int link : r)
+          if (!images) load[dense(link)] = 0;
+          else for (int u : (*images)[dense(link)]) load[static_cast<std::size_t>(u)] = 0;
+  }
   std::vector<double> finish(plan.transfers.size(), 0.0);  // seconds after launch
+  std::vector<double> total(used.size(), 0.0);
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& t = plan.transfers[i];
     double start = 0;
     for (int a : t.after) start = std::max(start, finish[static_cast<std::size_t>(a)]);
-    double busy = 0;
-    for (const auto& r : *p.routes[i]) {
-      double drain = 0;
-      for (int l : r) drain = std::max(drain, load(p.level[i], l) / rate[static_cast<std::size_t>(dense[static_cast<std::size_t>(l)])]);
-      const auto latency_ps = folded[i] ? *folded[i] : transfer_latency_ps(cluster, r, t);
-      busy = std::max(busy, static_cast<double>(latency_ps) * 1e-12 + drain);
-    }
-    finish[i] = start + busy;
+    finish[i] = start + busy[i];
+    for (const auto& r : *p.routes[i])
+      for (int link : r) add(total, link, wire_bytes(t) / static_cast<double>(p.routes[i]->size()));
   }
   // No link can carry its bytes faster than its capacity, whatever the dependency levels say.
   double end = 0;
@@ -182,7 +268,7 @@ std::vector<Algorithm> supported_algorithms(const hw::Cluster& cluster, const Co
   return out;
 }
 
-AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& req) {
+AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& req, PlanForm form) {
   const auto algorithms = req.algorithm == Algorithm::automatic ? supported_algorithms(router.cluster(), req)
                                                                 : std::vector<Algorithm>{req.algorithm};
   if (algorithms.empty()) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " on this group");
@@ -206,12 +292,13 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
       // at either fidelity: it is step mode's own time where the paper estimate of every step is
       // not, and the same estimate at both fidelities makes both pick the same algorithm.
       r.coarse = true;
-      PlannedCollective planned = plan_collective(router, r);
+      PlannedCollective planned = plan_collective(router, r, PlanForm::copies);
       if (const auto t = on_paper(router, r.gpus, planned.plan, planned.folded_latency_ps); !best || t < best->time)
         best = AlgorithmChoice{a, p, t, std::move(planned)};
     }
   }
   if (!best) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " with the protocols asked for");
+  if (form == PlanForm::whole) best->coarse_plan = expanded(std::move(best->coarse_plan));
   return std::move(*best);
 }
 
@@ -228,13 +315,22 @@ core::Duration estimate(Network& net, const CollectiveRequest& request) {
 }
 
 core::Duration estimate(const hw::Router& router, const CollectiveRequest& req) {
-  if (req.algorithm == Algorithm::automatic || !req.protocol) return choose_with_estimate(router, req).time;
-  const StepPlan plan = make_algorithm(req.algorithm)->plan(plan_input(router.cluster(), req));
+  if (req.algorithm == Algorithm::automatic || !req.protocol) return choose_with_estimate(router, req, PlanForm::copies).time;
+  PlanInput in = plan_input(router.cluster(), req);
+  in.copies = true;
+  const StepPlan plan = make_algorithm(req.algorithm)->plan(in);
   return on_paper(router, req.gpus, plan, folded_ring_latencies(router, req.gpus, plan));
 }
 
 core::Duration estimate_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan) {
   return on_paper(router, gpus, plan, std::vector<std::optional<std::int64_t>>(plan.transfers.size()));
+}
+
+bool paper_uses_copies(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan) {
+  if (plan.copies <= 1) return false;
+  Paper p;
+  lay_out(router, gpus, plan, p);
+  return copy_images(router, gpus, plan, p).has_value();
 }
 
 }  // namespace stepsim::comm

@@ -41,7 +41,7 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
   const CollectiveRequest req{.op = op, .gpus = gpus, .bytes = bytes, .algorithm = algorithm, .protocol = protocol,
                               .coarse = use_coarse_mode(rings, gpus.size())};
   std::optional<AlgorithmChoice> tuned;
-  if (algorithm == Algorithm::automatic || !protocol) tuned = choose_with_estimate(router, req);
+  if (algorithm == Algorithm::automatic || !protocol) tuned = choose_with_estimate(router, req, PlanForm::copies);
   CollectiveRequest fixed = req;
   fixed.algorithm = tuned ? tuned->algorithm : algorithm;
   fixed.protocol = tuned ? tuned->protocol : *protocol;
@@ -65,10 +65,12 @@ PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& g
   }
   core::Engine sim;
   Network net(sim, router.cluster(), router);
-  if (planned)
+  if (planned) {
+    planned = expanded(std::move(*planned));
     net.remember({.op = op, .algorithm = chosen, .protocol = fixed.protocol, .bytes = bytes, .root = req.root,
                   .coarse = true, .gpus = gpus},
                  std::move(*planned));
+  }
   std::vector<core::StreamId> streams;
   for (std::size_t i = 0; i < gpus.size(); ++i)
     streams.push_back(sim.add_stream(sim.add_device(), core::StreamKind::communication));

@@ -48,6 +48,12 @@ core::TransferDag step_plan_dag(const hw::Router& router, const std::vector<int>
 }
 
 std::optional<core::Duration> step_plan_time(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan) {
+  // Every transfer between two GPUs is at least one flow: a plan past the bound by that count
+  // alone is not built.
+  const auto moving = std::count_if(plan.transfers.begin(), plan.transfers.end(),
+                                    [](const PlannedTransfer& t) { return !t.is_join && t.src != t.dst; });
+  if (idle_timing(moving * plan.copies, gpus.size(), false) != IdleTiming::dag) return std::nullopt;
+  if (plan.copies > 1) return step_plan_time(router, gpus, expanded(plan));
   const core::TransferDag g = step_plan_dag(router, gpus, plan);
   if (idle_timing(core::flow_count(g), gpus.size(), false) != IdleTiming::dag) return std::nullopt;
   const auto finish = core::finish_times(g, dag_solver(false));

@@ -54,20 +54,34 @@ struct PlannedTransfer {
 };
 
 struct StepPlan {
+  /// With copies > 1, the first copy only (expanded() writes them all out).
   std::vector<PlannedTransfer> transfers;
   /// The protocol the plan runs under and its cost once per collective (NCCL's baseLat), set by
   /// CollectiveAlgorithm::plan().
   hw::Protocol protocol = hw::Protocol::simple;
   std::int64_t launch_latency_ps = 0;
   /// Per rank: the transfers after which that rank's part of the collective is done. Empty =
-  /// done at launch (a broadcast root with one rank, a send/recv to itself).
+  /// done at launch (a broadcast root with one rank, a send/recv to itself). With copies > 1,
+  /// rank r's part of the first copy (indices into `transfers`).
   std::vector<std::vector<int>> rank_done;
+  /// A plan of alike parts, each the one before with its ranks renamed (a tree's channels are
+  /// each other's rotations inside every server), may be kept as its first part only: copy g's
+  /// transfer i is transfers[i] with every rank r as copy_rank applied g times to r, and every
+  /// index a as a + g·transfers.size(); its transfers come after copy g − 1's. Timing on paper
+  /// needs only the first part where the routes rename as the ranks do (estimate.cpp); everything
+  /// else takes expanded().
+  int copies = 1;
+  std::vector<int> copy_rank{};  ///< per rank: its counterpart in the next copy (copies > 1)
 
   int add(PlannedTransfer transfer) {
     transfers.push_back(std::move(transfer));
     return static_cast<int>(transfers.size()) - 1;
   }
 };
+
+/// `plan` with its copies written out (StepPlan::copies): the plan the algorithm writes when not
+/// asked for copies, transfer for transfer. A plan of one copy is returned as it is.
+StepPlan expanded(StepPlan plan);
 
 /// What an algorithm needs to know to write its plan.
 struct PlanInput {
@@ -84,6 +98,8 @@ struct PlanInput {
   double bandwidth_share = 1.0;  ///< the protocol's share of Simple's bandwidth
   /// The ranks are GPUs of one server joined pairwise by links of their own (hw::Cluster::gpu_mesh).
   bool mesh = false;
+  /// The caller takes a plan of copies (StepPlan::copies): it only times it on paper.
+  bool copies = false;
 };
 
 /// How many pipeline slices a transfer of `bytes` is cut into: one per

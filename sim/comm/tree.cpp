@@ -117,9 +117,18 @@ class Tree final : public CollectiveAlgorithm {
     const int trees = 2 * static_cast<int>(channels.size());
     const int max_slices = std::max(kTreeMinSlices, kTreeSliceBudget / trees);
     const auto shares = split_bytes(in.bytes, trees);
-    for (std::size_t c = 0; c < channels.size(); ++c) {
+    // Channel c is channel 0 with every rank turned c places on inside its server: the plan is
+    // channel 0's trees in copies, where every tree carries the same share.
+    const bool copies = in.copies && channels.size() > 1 && in.bytes % trees == 0;
+    for (std::size_t c = 0; c < (copies ? 1 : channels.size()); ++c) {
       add_tree(plan, in, tree_parents(in.ranks, channels[c], false), shares[2 * c], max_slices);
       add_tree(plan, in, tree_parents(in.ranks, channels[c], true), shares[2 * c + 1], max_slices);
+    }
+    if (copies) {
+      plan.copies = static_cast<int>(channels.size());
+      plan.copy_rank.resize(static_cast<std::size_t>(in.ranks));
+      for (const auto& s : channels.front())
+        for (std::size_t i = 0; i < s.size(); ++i) plan.copy_rank[static_cast<std::size_t>(s[i])] = s[(i + 1) % s.size()];
     }
     return plan;
   }

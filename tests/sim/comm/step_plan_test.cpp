@@ -1,0 +1,106 @@
+// Pins sim/comm/step_plan.cpp and the paper of a plan in copies (estimate.cpp): a tree's channels
+// kept as the first channel's trees, written out transfer for transfer as the whole plan, and
+// timed on paper from the first copy as the whole plan is.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "comm_fixture.hpp"
+#include "hardware/hardware_yaml.hpp"
+#include "hardware/router.hpp"
+#include "sim/comm/algorithm.hpp"
+#include "sim/comm/collective.hpp"
+#include "sim/comm/plan_input.hpp"
+
+namespace stepsim::comm {
+namespace {
+
+using testing::first_gpus;
+using testing::shape;
+
+StepPlan tree_plan(const hw::Cluster& cluster, int gpus, std::int64_t bytes, bool copies) {
+  PlanInput in = plan_input(cluster, {.op = Op::all_reduce, .gpus = first_gpus(gpus), .bytes = bytes, .algorithm = Algorithm::tree});
+  in.copies = copies;
+  return make_tree()->plan(in);
+}
+
+void check_same(const StepPlan& a, const StepPlan& b) {
+  REQUIRE(a.transfers.size() == b.transfers.size());
+  for (std::size_t i = 0; i < a.transfers.size(); ++i) {
+    const auto& x = a.transfers[i];
+    const auto& y = b.transfers[i];
+    INFO("transfer " << i);
+    CHECK(x.src == y.src);
+    CHECK(x.dst == y.dst);
+    CHECK(x.bytes == y.bytes);
+    CHECK(x.after == y.after);
+    CHECK(x.step_latency_ps == y.step_latency_ps);
+    CHECK(x.network_step_latency_ps == y.network_step_latency_ps);
+    CHECK(x.wire_factor == y.wire_factor);
+  }
+  CHECK(a.rank_done == b.rank_done);
+  CHECK(a.launch_latency_ps == b.launch_latency_ps);
+  CHECK(b.copies == 1);
+}
+
+TEST_CASE("a tree's channels kept as copies of the first write out as the whole plan") {
+  for (const char* preset : {"dgx-a100", "dgx-h100"})
+    for (int servers : {2, 3, 5}) {
+      INFO(preset << " x " << servers);
+      const auto cluster = hw::load_cluster(preset, shape(servers, std::nullopt));
+      const int gpus = cluster.gpu_count();
+      const std::int64_t bytes = std::int64_t{1} << 28;  // 16 trees of 16 MiB: 32 slices each
+      const StepPlan compact = tree_plan(cluster, gpus, bytes, true);
+      // 8 channels: the first's two trees, 32 slices x 2(n − 1) transfers each.
+      CHECK(compact.copies == 8);
+      CHECK(compact.transfers.size() == std::size_t{2} * 32 * 2 * static_cast<std::size_t>(gpus - 1));
+      check_same(tree_plan(cluster, gpus, bytes, false), expanded(compact));
+    }
+}
+
+TEST_CASE("a tree whose trees would carry different shares is not kept in copies") {
+  // 16 trees: 2^28 + 1 bytes gives the first tree one byte more than the others.
+  const auto cluster = hw::load_cluster("dgx-a100", shape(2, std::nullopt));
+  CHECK(tree_plan(cluster, 16, (std::int64_t{1} << 28) + 1, true).copies == 1);
+  // One server: a single channel.
+  CHECK(tree_plan(hw::load_cluster("dgx-a100", shape(1, std::nullopt)), 8, std::int64_t{1} << 28, true).copies == 1);
+}
+
+TEST_CASE("a tree in copies is timed on paper from its first channel as the whole plan is") {
+  for (const char* preset : {"dgx-a100", "dgx-h100"})
+    for (int servers : {2, 3, 5})
+      for (std::int64_t bytes : {std::int64_t{1} << 20, std::int64_t{1} << 28}) {
+        INFO(preset << " x " << servers << ", " << bytes << " B");
+        const auto cluster = hw::load_cluster(preset, shape(servers, std::nullopt));
+        const hw::Router router(cluster);
+        const auto gpus = first_gpus(cluster.gpu_count());
+        const StepPlan compact = tree_plan(cluster, cluster.gpu_count(), bytes, true);
+        REQUIRE(paper_uses_copies(router, gpus, compact));
+        // The same sums in another order: equal to the picosecond.
+        CHECK(std::llabs(estimate_plan(router, gpus, compact).ps -
+                         estimate_plan(router, gpus, tree_plan(cluster, cluster.gpu_count(), bytes, false)).ps) <= 1);
+      }
+}
+
+TEST_CASE("a tree whose channels are not alike on the machine is timed whole") {
+  // Server 0's NIC 3 at half its rate: channel 3 leaves through it, so no renaming of links maps
+  // channel 2's routes onto channel 3's, and the paper falls back to the whole plan's, which it
+  // then matches exactly.
+  auto cluster = hw::load_cluster("dgx-a100", shape(2, std::nullopt));
+  int slowed = 0;
+  for (auto& link : cluster.links) {
+    const auto& from = cluster.nodes[static_cast<std::size_t>(link.from)];
+    if (from.kind == hw::NodeKind::nic && from.server == 0 && link.kind == hw::LinkKind::infiniband && slowed++ == 3)
+      link.bytes_per_s /= 2;
+  }
+  REQUIRE(slowed == 8);
+  const hw::Router router(cluster);
+  const auto gpus = first_gpus(16);
+  const StepPlan compact = tree_plan(cluster, 16, std::int64_t{1} << 28, true);
+  REQUIRE(compact.copies == 8);
+  CHECK_FALSE(paper_uses_copies(router, gpus, compact));
+  CHECK(estimate_plan(router, gpus, compact).ps == estimate_plan(router, gpus, tree_plan(cluster, 16, std::int64_t{1} << 28, false)).ps);
+}
+
+}  // namespace
+}  // namespace stepsim::comm
