@@ -275,26 +275,46 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
   const auto protocols = tuner_protocols(router, req);
   const PlanInput in = plan_input(router.cluster(), req);
   if (req.algorithm != Algorithm::automatic) make_algorithm(req.algorithm)->require(in, req.protocol);
+  // The candidates in the order that breaks ties (Simple, LL128, LL; then ring, tree, ...), timed
+  // those without rings first: a plan of point-to-point transfers costs little to time, and its
+  // time lets a ring whose floor is slower skip its lattice, the costliest part of the tuner. A
+  // candidate is skipped only when its floor is strictly slower than the best so far, so the
+  // order of timing does not change the choice.
+  struct Candidate {
+    Algorithm algorithm;
+    hw::Protocol protocol;
+    std::size_t tie_rank;
+  };
+  std::vector<Candidate> candidates;
+  for (hw::Protocol p : protocols)
+    for (Algorithm a : algorithms)
+      if (make_algorithm(a)->supports(in, p)) candidates.push_back({a, p, candidates.size()});
+  std::stable_partition(candidates.begin(), candidates.end(),
+                        [&](const Candidate& c) { return !has_folded_form(req.op, c.algorithm); });
   std::optional<AlgorithmChoice> best;
+  std::size_t best_rank = 0;
   std::optional<double> fastest;
-  // Protocol by protocol (Simple first), so that the floor of the slower ones meets a best time.
-  for (hw::Protocol p : protocols) {
+  for (const Candidate& c : candidates) {
     if (best) {
       if (!fastest) fastest = fastest_sender_bytes_per_s(router, req.gpus);
-      if (bandwidth_floor_s(req, router.cluster().comm.cost(p), *fastest) > best->time.seconds()) continue;
+      if (bandwidth_floor_s(req, router.cluster().comm.cost(c.protocol), *fastest) > best->time.seconds()) continue;
     }
-    for (Algorithm a : algorithms) {
-      if (!make_algorithm(a)->supports(in, p)) continue;
-      CollectiveRequest r = req;
-      r.algorithm = a;
-      r.protocol = p;
-      // Rings (and hierarchical's ring phases) are timed by their step lattice (folded_ring.hpp)
-      // at either fidelity: it is step mode's own time where the paper estimate of every step is
-      // not, and the same estimate at both fidelities makes both pick the same algorithm.
-      r.coarse = true;
-      PlannedCollective planned = plan_collective(router, r, PlanForm::copies);
-      if (const auto t = on_paper(router, r.gpus, planned.plan, planned.folded_latency_ps); !best || t < best->time)
-        best = AlgorithmChoice{a, p, t, std::move(planned)};
+    CollectiveRequest r = req;
+    r.algorithm = c.algorithm;
+    r.protocol = c.protocol;
+    // Rings (and hierarchical's ring phases) are timed by their step lattice (folded_ring.hpp)
+    // at either fidelity: it is step mode's own time where the paper estimate of every step is
+    // not, and the same estimate at both fidelities makes both pick the same algorithm.
+    r.coarse = true;
+    if (best && has_folded_form(r.op, r.algorithm)) {
+      const StepPlan plan = make_algorithm(r.algorithm)->plan(plan_input(router.cluster(), r));
+      if (on_paper(router, r.gpus, plan, folded_ring_latencies(router, r.gpus, plan, IdleTiming::floor)) > best->time) continue;
+    }
+    PlannedCollective planned = plan_collective(router, r, PlanForm::copies);
+    const auto t = on_paper(router, r.gpus, planned.plan, planned.folded_latency_ps);
+    if (!best || t < best->time || (t == best->time && c.tie_rank < best_rank)) {
+      best = AlgorithmChoice{c.algorithm, c.protocol, t, std::move(planned)};
+      best_rank = c.tie_rank;
     }
   }
   if (!best) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " with the protocols asked for");

@@ -170,7 +170,7 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
   // starts when its own part of the phase before is in, as in step mode (hierarchical's phases
   // overlap that way). Else round by round.
   std::optional<LatticeHops> lattice;
-  if (only_rings) lattice = lattice_hops(cluster, plan, hops);
+  if (only_rings && method != IdleTiming::floor) lattice = lattice_hops(cluster, plan, hops);
   int common_slices = 0;
   for (const auto& t : plan.transfers)
     if (!t.ring.empty()) common_slices = std::gcd(common_slices, t.slices);
@@ -210,6 +210,9 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
     }
     if (whole_end) {
       for (std::size_t i : members) end.push_back((*whole_end)[i]);
+    } else if (how == IdleTiming::floor) {
+      for (std::size_t k = 0; k < members.size(); ++k)
+        end.push_back(start[k] + rings[k].steps * *std::min_element(rings[k].d.begin(), rings[k].d.end()));
     } else {
       keep_one_private_crossing(rings, cluster.links.size());
       const auto lattice = lattice_times_by_step(rings, cluster.links.size());
@@ -224,6 +227,8 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
       // The folded flow moves S steps at the ring's rate after this latency.
       const double bytes_time = rings[k].steps * *std::max_element(rings[k].busy.begin(), rings[k].busy.end());
       out[members[k]] = std::llround(std::max(0.0, slowest - start[k] - bytes_time));
+      // A floor's earlier levels end early, so a later ring would start early and wait longer.
+      if (how == IdleTiming::floor && start[k] > 0) out[members[k]] = 0;
       engine_end[members[k]] = start[k] + static_cast<double>(*out[members[k]]) + bytes_time;
     }
     // Joins after this level's rings end when the engine's flows do.

@@ -61,6 +61,11 @@ enum class IdleTiming {
   dag,     ///< solved as a transfer DAG: step mode's own time
   rounds,  ///< a ring lattice, round by round on each hop's bottleneck links
   paper,   ///< estimate()
+  /// Not a time: a ring lattice taken to end S steps of its quickest hop's latency after it
+  /// starts, which no method's end comes before (every step waits its hop's latency after the
+  /// step before it), so that the paper with it is a floor under the paper's time (the tuner
+  /// skips a ring whose floor is slower than its best so far).
+  floor,
 };
 
 /// The method for a coarse plan or ring lattice of `dag_flows` flows over `ranks` ranks; `rings`:
