@@ -69,7 +69,13 @@ double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes
 // every copy's transfers end when the first copy's do. Per used link: the used links σ^g of it
 // for g = 0..G−1, which its bytes count on (a link that σ turns onto itself in fewer than G
 // renamings counts once per g); nullopt where no such σ maps the routes.
-std::optional<std::vector<std::vector<int>>> copy_images(const hw::Router& router, const std::vector<int>& gpus,
+// Per used link u, the used links its bytes count on: image[image_begin[u] .. image_begin[u + 1]).
+struct Images {
+  std::vector<std::size_t> image_begin;
+  std::vector<int> image;
+};
+
+std::optional<Images> copy_images(const hw::Router& router, const std::vector<int>& gpus,
                                                          const StepPlan& plan, const Paper& p) {
   const hw::Cluster& cluster = router.cluster();
   const auto ranks = static_cast<std::int64_t>(gpus.size());
@@ -107,11 +113,12 @@ std::optional<std::vector<std::vector<int>>> copy_images(const hw::Router& route
       current = std::move(next);
     }
   }
-  std::vector<std::vector<int>> images(p.used.size());
-  for (std::size_t u = 0; u < p.used.size(); ++u) {
-    int l = p.used[u];
+  Images images{.image_begin = {0}, .image = {}};
+  for (int used : p.used) {
+    int l = used;
     for (int g = 0; g < plan.copies; ++g, l = sigma[static_cast<std::size_t>(l)])
-      if (p.dense[static_cast<std::size_t>(l)] >= 0) images[u].push_back(p.dense[static_cast<std::size_t>(l)]);
+      if (p.dense[static_cast<std::size_t>(l)] >= 0) images.image.push_back(p.dense[static_cast<std::size_t>(l)]);
+    images.image_begin.push_back(images.image.size());
   }
   return images;
 }
@@ -123,7 +130,7 @@ core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, 
   const hw::Cluster& cluster = router.cluster();
   Paper p;
   lay_out(router, gpus, plan, p);
-  std::optional<std::vector<std::vector<int>>> images;
+  std::optional<Images> images;
   if (plan.copies > 1) {
     images = copy_images(router, gpus, plan, p);
     if (!images) return on_paper(router, gpus, expanded(plan), std::vector<std::optional<std::int64_t>>(
@@ -134,13 +141,13 @@ core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, 
   std::vector<double> rate(used.size());
   for (std::size_t u = 0; u < used.size(); ++u)
     rate[u] = effective_bytes_per_s(cluster.links[static_cast<std::size_t>(used[u])], cluster.comm);
-  auto add = [&](std::vector<double>& to, int link, double bytes) {
-    if (!images) {
-      to[dense(link)] += bytes;
-      return;
-    }
-    for (int u : (*images)[dense(link)]) to[static_cast<std::size_t>(u)] += bytes;
+  // The used links a link's bytes count on: itself, and in copies its images.
+  auto each_target = [&](int link, auto&& f) {
+    const std::size_t u = dense(link);
+    if (!images) return f(u);
+    for (std::size_t k = images->image_begin[u]; k < images->image_begin[u + 1]; ++k) f(static_cast<std::size_t>(images->image[k]));
   };
+  auto add = [&](std::vector<double>& to, int link, double bytes) { each_target(link, [&](std::size_t u) { to[u] += bytes; }); };
   // Level by level (transfers of a level in plan order, so each link's sum is in plan order): the
   // bytes the level puts on each link, then how long each of its transfers is busy.
   const int levels = p.level.empty() ? 0 : *std::max_element(p.level.begin(), p.level.end()) + 1;
@@ -170,9 +177,7 @@ core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, 
     }
     for (std::size_t k = first; k < last; ++k)
       for (const auto& r : *p.routes[by_level[k]])
-        for (int link : r)
-          if (!images) load[dense(link)] = 0;
-          else for (int u : (*images)[dense(link)]) load[static_cast<std::size_t>(u)] = 0;
+        for (int link : r) each_target(link, [&](std::size_t u) { load[u] = 0; });
   }
   std::vector<double> finish(plan.transfers.size(), 0.0);  // seconds after launch
   std::vector<double> total(used.size(), 0.0);

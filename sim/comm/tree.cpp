@@ -76,8 +76,9 @@ void add_tree(StepPlan& plan, const PlanInput& in, const std::vector<int>& paren
   const auto parts = split_bytes(bytes, slice_count(bytes, in.params, max_slices));
   const auto n = parent.size();
   std::vector<int> up(n, -1), down(n, -1);  // last transfer into r's parent / into r, this slice
+  std::vector<std::vector<int>> from_children(n);
   for (std::size_t j = 0; j < parts.size(); ++j) {
-    std::vector<std::vector<int>> from_children(n);
+    for (auto& c : from_children) c.clear();
     for (int r : order) {  // reduce: children before parents
       const auto ru = static_cast<std::size_t>(r);
       if (parent[ru] < 0) continue;
