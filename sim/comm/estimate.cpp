@@ -103,14 +103,20 @@ std::optional<Images> copy_images(const hw::Router& router, const std::vector<in
     const auto hop = static_cast<Hop>(key / (ranks * ranks));
     const int src = static_cast<int>(key / ranks % ranks), dst = static_cast<int>(key % ranks);
     int a = src, b = dst;
-    std::vector<hw::Route> current = routes;
+    // The router keeps every pair's routes where it first found them: whole routes are read in
+    // place, the up or down hop of one (NVLS) copied out.
+    std::vector<hw::Route> current_hop, next_hop;
+    const std::vector<hw::Route>* current = &routes;
     for (int g = 1; g <= plan.copies; ++g) {
       a = plan.copy_rank[static_cast<std::size_t>(a)], b = plan.copy_rank[static_cast<std::size_t>(b)];
       if (g == plan.copies && (a != src || b != dst)) return std::nullopt;
-      std::vector<hw::Route> next = g == plan.copies ? routes : hop_routes(router, gpus[static_cast<std::size_t>(a)],
-                                                                         gpus[static_cast<std::size_t>(b)], hop);
-      if (!rename(current, next)) return std::nullopt;
-      current = std::move(next);
+      const int from = gpus[static_cast<std::size_t>(a)], to = gpus[static_cast<std::size_t>(b)];
+      const std::vector<hw::Route>* next = &routes;
+      if (g < plan.copies && hop == Hop::full) next = &router.routes(from, to);
+      else if (g < plan.copies) next = &(next_hop = hop_routes(router, from, to, hop));
+      if (!rename(*current, *next)) return std::nullopt;
+      if (next == &next_hop) std::swap(current_hop, next_hop), next = &current_hop;
+      current = next;
     }
   }
   Images images{.image_begin = {0}, .image = {}};

@@ -50,19 +50,26 @@ LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring
                          const std::vector<double>& link_step_bytes) {
   const PlannedTransfer one_step{.step_latency_ps = ring.step_latency_ps, .network_step_latency_ps = ring.network_step_latency_ps};
   LatticeRing out{.steps = ring.latency_steps};
+  std::vector<std::pair<int, double>> crossed;  // (link, this hop's work per step on it), as crossed
   for (const auto& routes : hops) {
     double d = 0, busy = 0;
-    std::map<int, double> own;  // link -> this hop's work per step on it (equal-cost routes split the bytes)
+    crossed.clear();
     for (const auto& r : routes) {
       d = std::max(d, static_cast<double>(transfer_latency_ps(cluster, r, one_step)));
       for (int l : r) {
-        own[l] += step_bytes(ring) / static_cast<double>(routes.size()) * ps_per_byte(cluster, l);
+        crossed.emplace_back(l, step_bytes(ring) / static_cast<double>(routes.size()) * ps_per_byte(cluster, l));
         busy = std::max(busy, link_step_bytes[static_cast<std::size_t>(l)] * ps_per_byte(cluster, l));
       }
     }
+    // Per link in link order, its work summed in the order crossed (equal-cost routes split the bytes).
+    std::stable_sort(crossed.begin(), crossed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<Crossing> bottlenecks;
-    for (const auto& [l, work] : own)
+    for (std::size_t k = 0; k < crossed.size();) {
+      const int l = crossed[k].first;
+      double work = 0;
+      for (; k < crossed.size() && crossed[k].first == l; ++k) work += crossed[k].second;
       if (link_step_bytes[static_cast<std::size_t>(l)] * ps_per_byte(cluster, l) >= busy * (1 - 1e-9)) bottlenecks.push_back({l, work});
+    }
     out.d.push_back(d), out.crossings.push_back(std::move(bottlenecks)), out.busy.push_back(busy);
   }
   return out;
