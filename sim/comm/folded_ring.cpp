@@ -14,15 +14,12 @@
 namespace stepsim::comm {
 namespace {
 
-using HopRoutes = std::vector<std::vector<hw::Route>>;  // per hop p (ring[p] → ring[p+1]): its routes
-
 HopRoutes hop_routes_of(const hw::Router& router, const std::vector<int>& gpus, const PlannedTransfer& t) {
   const std::size_t n = t.ring.size();
   HopRoutes hops;
   hops.reserve(n);
   for (std::size_t p = 0; p < n; ++p)
-    hops.push_back(hop_routes(router, gpus[static_cast<std::size_t>(t.ring[p])],
-                              gpus[static_cast<std::size_t>(t.ring[(p + 1) % n])], Hop::full));
+    hops.push_back(&router.routes(gpus[static_cast<std::size_t>(t.ring[p])], gpus[static_cast<std::size_t>(t.ring[(p + 1) % n])]));
   return hops;
 }
 
@@ -51,7 +48,8 @@ LatticeRing lattice_ring(const hw::Cluster& cluster, const PlannedTransfer& ring
   const PlannedTransfer one_step{.step_latency_ps = ring.step_latency_ps, .network_step_latency_ps = ring.network_step_latency_ps};
   LatticeRing out{.steps = ring.latency_steps};
   std::vector<std::pair<int, double>> crossed;  // (link, this hop's work per step on it), as crossed
-  for (const auto& routes : hops) {
+  for (const auto* hop : hops) {
+    const auto& routes = *hop;
     double d = 0, busy = 0;
     crossed.clear();
     for (const auto& r : routes) {
@@ -138,10 +136,10 @@ std::vector<hw::Route> planned_routes(const hw::Router& router, const std::vecto
     return hop_routes(router, gpus[static_cast<std::size_t>(t.src)], gpus[static_cast<std::size_t>(t.dst)], t.hop);
   const HopRoutes hops = hop_routes_of(router, gpus, t);
   std::size_t subrings = 1;
-  for (const auto& h : hops) subrings = std::max(subrings, h.size());
+  for (const auto* h : hops) subrings = std::max(subrings, h->size());
   std::vector<hw::Route> out(subrings);
   for (std::size_t k = 0; k < subrings; ++k)
-    for (const auto& h : hops) out[k].insert(out[k].end(), h[k % h.size()].begin(), h[k % h.size()].end());
+    for (const auto* h : hops) out[k].insert(out[k].end(), (*h)[k % h->size()].begin(), (*h)[k % h->size()].end());
   return out;
 }
 
@@ -189,7 +187,7 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
     if (count > 0 && count < hops[i].size()) ranks = std::max<std::size_t>(1, gpus.size() * count / hops[i].size());
     for (std::size_t p = 0; p < count; ++p)
       lattice_flows += std::int64_t{plan.transfers[i].latency_steps} *
-                       static_cast<std::int64_t>(lattice ? kinds[p].size() : hops[i][p].size()) *
+                       static_cast<std::int64_t>(lattice ? kinds[p].size() : hops[i][p]->size()) *
                        (plan.transfers[i].slices / std::max(common_slices, 1));
   }
   const IdleTiming how = method ? *method : idle_timing(lattice_flows, ranks, true);
@@ -202,9 +200,9 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
   for (const auto& [lvl, members] : rings_at) {
     std::vector<double> link_step_bytes(cluster.links.size(), 0.0);
     for (std::size_t i : members)
-      for (const auto& routes : hops[i])
-        for (const auto& r : routes)
-          for (int l : r) link_step_bytes[static_cast<std::size_t>(l)] += step_bytes(plan.transfers[i]) / static_cast<double>(routes.size());
+      for (const auto* routes : hops[i])
+        for (const auto& r : *routes)
+          for (int l : r) link_step_bytes[static_cast<std::size_t>(l)] += step_bytes(plan.transfers[i]) / static_cast<double>(routes->size());
     std::vector<LatticeRing> rings;
     for (std::size_t i : members) rings.push_back(lattice_ring(cluster, plan.transfers[i], hops[i], link_step_bytes));
     // Per ring: when its folded flow starts in the engine (all it waits for is in) and, from the

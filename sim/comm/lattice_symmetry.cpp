@@ -82,8 +82,7 @@ std::optional<LatticeHops> rotated_by(const std::vector<std::vector<core::DagRou
 
 }  // namespace
 
-LatticeHops lattice_hops(const hw::Cluster& cluster, const StepPlan& plan,
-                         const std::vector<std::vector<std::vector<hw::Route>>>& hops) {
+LatticeHops lattice_hops(const hw::Cluster& cluster, const StepPlan& plan, const std::vector<HopRoutes>& hops) {
   LatticeHops full{.routes = std::vector<std::vector<core::DagRoutes>>(plan.transfers.size()), .link_count = cluster.links.size()};
   std::optional<std::size_t> n;
   bool same_length = true, own_starts = false;
@@ -91,9 +90,9 @@ LatticeHops lattice_hops(const hw::Cluster& cluster, const StepPlan& plan,
     const auto& t = plan.transfers[i];
     if (t.ring.empty()) continue;
     const PlannedTransfer one_step{.step_latency_ps = t.step_latency_ps, .network_step_latency_ps = t.network_step_latency_ps};
-    for (const auto& routes : hops[i]) {
+    for (const auto* routes : hops[i]) {
       core::DagRoutes kind;
-      for (const auto& r : routes) kind.push_back(dag_route(cluster, r, one_step));
+      for (const auto& r : *routes) kind.push_back(dag_route(cluster, r, one_step));
       full.routes[i].push_back(std::move(kind));
     }
     same_length = same_length && (!n || *n == t.ring.size());

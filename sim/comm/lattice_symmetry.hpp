@@ -27,11 +27,14 @@ struct LatticeHops {
   std::size_t link_count = 0;  ///< links (or classes) the routes number
 };
 
-/// The routes of `plan`'s folded rings, `hops[i][p]` being ring i's hop p's equal-cost routes,
+/// Per hop p of a folded ring (ring[p] → ring[p + 1]): its equal-cost routes, read where the
+/// router keeps them (it never drops a pair's routes).
+using HopRoutes = std::vector<const std::vector<hw::Route>*>;
+
+/// The routes of `plan`'s folded rings, `*hops[i][p]` being ring i's hop p's equal-cost routes,
 /// reduced by the smallest rotation that maps the plan's lattice onto itself. No reduction where
 /// the rings differ in length or a ring's members wait for different things before their first
 /// step (ring_entry: a phase of a hierarchical plan after the one before).
-LatticeHops lattice_hops(const hw::Cluster& cluster, const StepPlan& plan,
-                         const std::vector<std::vector<std::vector<hw::Route>>>& hops);
+LatticeHops lattice_hops(const hw::Cluster& cluster, const StepPlan& plan, const std::vector<HopRoutes>& hops);
 
 }  // namespace stepsim::comm

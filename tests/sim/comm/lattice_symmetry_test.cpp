@@ -27,14 +27,14 @@ Lattice solve(const hw::Cluster& cluster, Op op, std::int64_t bytes) {
   const CollectiveRequest req{.op = op, .gpus = first_gpus(cluster.gpu_count()), .bytes = bytes, .algorithm = Algorithm::ring,
                               .protocol = hw::Protocol::simple, .coarse = true};
   const StepPlan plan = make_algorithm(Algorithm::ring)->plan(plan_input(cluster, req));
-  std::vector<std::vector<std::vector<hw::Route>>> hops(plan.transfers.size());
+  std::vector<HopRoutes> hops(plan.transfers.size());
   std::size_t first_ring = plan.transfers.size();
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& ring = plan.transfers[i].ring;
     if (ring.empty()) continue;
     first_ring = std::min(first_ring, i);
     for (std::size_t p = 0; p < ring.size(); ++p)
-      hops[i].push_back(router.routes(req.gpus[static_cast<std::size_t>(ring[p])], req.gpus[static_cast<std::size_t>(ring[(p + 1) % ring.size()])]));
+      hops[i].push_back(&router.routes(req.gpus[static_cast<std::size_t>(ring[p])], req.gpus[static_cast<std::size_t>(ring[(p + 1) % ring.size()])]));
   }
   REQUIRE(first_ring < plan.transfers.size());
   const auto timing = fold_rings(router, req.gpus, plan, IdleTiming::dag);
