@@ -28,6 +28,8 @@
 
 namespace stepsim::comm {
 
+struct PaperMemo;  // paper_memo.hpp
+
 struct CollectiveRequest {
   Op op = Op::all_reduce;
   std::vector<int> gpus{};        ///< the ranks' GPU ids, in rank order
@@ -126,8 +128,10 @@ struct AlgorithmChoice {
   core::Duration time{};
   PlannedCollective coarse_plan{};
 };
+/// `memo`: what papers over this group keep for the next (paper_memo.hpp), where the caller times
+/// it again (an nccl-tests sweep's sizes); else the call keeps one for its own candidates.
 AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& request,
-                                     PlanForm form = PlanForm::whole);
+                                     PlanForm form = PlanForm::whole, PaperMemo* memo = nullptr);
 
 /// The protocols the tuner tries for `request`: the one it names, else Simple, LL128 (only where
 /// NCCL enables it, as choose_algorithm() says) and LL; less those its algorithm, when it names

@@ -9,16 +9,18 @@
 #include "sim/comm/algorithm.hpp"
 #include "sim/comm/collective.hpp"
 #include "sim/comm/folded_ring.hpp"
+#include "sim/comm/paper_memo.hpp"
 #include "sim/comm/plan_input.hpp"
 
 namespace stepsim::comm {
 namespace {
 
 struct Paper {
-  std::vector<const std::vector<hw::Route>*> routes;  // per transfer, into the stores below
+  std::vector<const std::vector<hw::Route>*> routes;  // per transfer: into the memo's pairs or `others`
+  std::vector<const PaperMemo::Pair*> pair;           // per transfer: its pair, null for joins and folded rings
   std::vector<int> level;                             // dependency depth
-  std::unordered_map<std::int64_t, std::vector<hw::Route>> point_to_point;  // node-based: stable
-  std::deque<std::vector<hw::Route>> others;                                // joins, folded rings
+  std::vector<std::pair<std::int64_t, PaperMemo::Pair*>> pairs;  // the distinct pairs asked for
+  std::deque<std::vector<hw::Route>> others;                      // joins, folded rings
   // The links the plan uses, numbered densely: a collective of a few ranks touches a few dozen
   // of a large cluster's links, and its tables need only those.
   std::vector<int> dense;  // cluster link -> its index in `used`, or -1
@@ -30,10 +32,14 @@ std::int64_t pair_key(Hop hop, int src, int dst, std::int64_t ranks) {
 }
 
 // Paper is filled in place (it holds pointers into itself).
-void lay_out(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan, Paper& p) {
+void lay_out(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan, PaperMemo& memo, Paper& p) {
+  const hw::Cluster& cluster = router.cluster();
+  if (memo.gpus != gpus) memo = PaperMemo{}, memo.gpus = gpus;
+  const std::uint64_t paper = ++memo.papers;
   // A pipelined plan repeats the same (src, dst, hop) once per slice: route each pair once.
   const auto ranks = static_cast<std::int64_t>(gpus.size());
   p.routes.reserve(plan.transfers.size());
+  p.pair.reserve(plan.transfers.size());
   p.level.reserve(plan.transfers.size());
   for (const auto& t : plan.transfers) {
     int level = 0;
@@ -42,14 +48,26 @@ void lay_out(const hw::Router& router, const std::vector<int>& gpus, const StepP
     if (t.is_join || !t.ring.empty()) {
       p.others.push_back(planned_routes(router, gpus, t));
       p.routes.push_back(&p.others.back());
+      p.pair.push_back(nullptr);
       continue;
     }
     const std::int64_t key = pair_key(t.hop, t.src, t.dst, ranks);
-    auto it = p.point_to_point.find(key);
-    if (it == p.point_to_point.end()) it = p.point_to_point.emplace(key, planned_routes(router, gpus, t)).first;
-    p.routes.push_back(&it->second);
+    auto [it, fresh] = memo.pairs.try_emplace(key);
+    PaperMemo::Pair& pair = it->second;
+    if (fresh) {
+      pair.routes = planned_routes(router, gpus, t);
+      for (const auto& r : pair.routes) {
+        std::int64_t links = 0;
+        for (int l : r) links += cluster.links[static_cast<std::size_t>(l)].latency_ps;
+        pair.link_latency_ps.push_back(links);
+        pair.leaves.push_back(leaves_server(cluster, r));
+      }
+    }
+    if (pair.paper != paper) pair.paper = paper, p.pairs.emplace_back(key, &pair);
+    p.routes.push_back(&pair.routes);
+    p.pair.push_back(&pair);
   }
-  p.dense.assign(router.cluster().links.size(), -1);
+  p.dense.assign(cluster.links.size(), -1);
   for (const auto* routes : p.routes)
     for (const auto& r : *routes)
       for (int l : r)
@@ -61,6 +79,12 @@ void lay_out(const hw::Router& router, const std::vector<int>& gpus, const StepP
 
 double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes) * t.wire_factor; }
 
+// Per used link u, the used links its bytes count on: image[image_begin[u] .. image_begin[u + 1]).
+struct Images {
+  std::vector<std::size_t> image_begin;
+  std::vector<int> image;
+};
+
 // A plan in copies (StepPlan::copies) puts on each link what its first copy puts there and on
 // the links its other copies rename that link to. Where every route of copy g is copy g − 1's
 // route with its links renamed by one map σ (route for route, link for link, each link to one
@@ -68,18 +92,20 @@ double wire_bytes(const PlannedTransfer& t) { return static_cast<double>(t.bytes
 // level is the first copy's on l; summed over the copies, the load is the same on l and σ(l), so
 // every copy's transfers end when the first copy's do. Per used link: the used links σ^g of it
 // for g = 0..G−1, which its bytes count on (a link that σ turns onto itself in fewer than G
-// renamings counts once per g); nullopt where no such σ maps the routes.
-// Per used link u, the used links its bytes count on: image[image_begin[u] .. image_begin[u + 1]).
-struct Images {
-  std::vector<std::size_t> image_begin;
-  std::vector<int> image;
-};
-
-std::optional<Images> copy_images(const hw::Router& router, const std::vector<int>& gpus,
-                                                         const StepPlan& plan, const Paper& p) {
+// renamings counts once per g); nullopt where no such σ maps the routes. σ is kept in the memo
+// and only grows: each pair it renamed before is not checked again.
+std::optional<Images> copy_images(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
+                                  PaperMemo& memo, const Paper& p) {
   const hw::Cluster& cluster = router.cluster();
   const auto ranks = static_cast<std::int64_t>(gpus.size());
-  std::vector<int> sigma(cluster.links.size(), -1), inverse(cluster.links.size(), -1);
+  if (memo.copy_rank != plan.copy_rank) {
+    memo.copy_rank = plan.copy_rank;
+    memo.link_image.assign(cluster.links.size(), -1);
+    memo.link_source.assign(cluster.links.size(), -1);
+    for (auto& [key, pair] : memo.pairs) pair.renamed = false;
+  }
+  auto& sigma = memo.link_image;
+  auto& inverse = memo.link_source;
   auto same_kind = [&](int a, int b) {
     const auto& x = cluster.links[static_cast<std::size_t>(a)];
     const auto& y = cluster.links[static_cast<std::size_t>(b)];
@@ -99,25 +125,27 @@ std::optional<Images> copy_images(const hw::Router& router, const std::vector<in
     }
     return true;
   };
-  for (const auto& [key, routes] : p.point_to_point) {
+  for (const auto& [key, pair] : p.pairs) {
+    if (pair->renamed) continue;
     const auto hop = static_cast<Hop>(key / (ranks * ranks));
     const int src = static_cast<int>(key / ranks % ranks), dst = static_cast<int>(key % ranks);
     int a = src, b = dst;
     // The router keeps every pair's routes where it first found them: whole routes are read in
     // place, the up or down hop of one (NVLS) copied out.
     std::vector<hw::Route> current_hop, next_hop;
-    const std::vector<hw::Route>* current = &routes;
+    const std::vector<hw::Route>* current = &pair->routes;
     for (int g = 1; g <= plan.copies; ++g) {
       a = plan.copy_rank[static_cast<std::size_t>(a)], b = plan.copy_rank[static_cast<std::size_t>(b)];
       if (g == plan.copies && (a != src || b != dst)) return std::nullopt;
       const int from = gpus[static_cast<std::size_t>(a)], to = gpus[static_cast<std::size_t>(b)];
-      const std::vector<hw::Route>* next = &routes;
+      const std::vector<hw::Route>* next = &pair->routes;
       if (g < plan.copies && hop == Hop::full) next = &router.routes(from, to);
       else if (g < plan.copies) next = &(next_hop = hop_routes(router, from, to, hop));
       if (!rename(*current, *next)) return std::nullopt;
       if (next == &next_hop) std::swap(current_hop, next_hop), next = &current_hop;
       current = next;
     }
+    pair->renamed = true;
   }
   Images images{.image_begin = {0}, .image = {}};
   for (int used : p.used) {
@@ -132,15 +160,16 @@ std::optional<Images> copy_images(const hw::Router& router, const std::vector<in
 // `folded`: the plan's folded_ring_latencies(). Each transfer takes its latency plus the time its
 // busiest link needs for all that the transfers of its dependency level put on it.
 core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
-                        const std::vector<std::optional<std::int64_t>>& folded) {
+                        const std::vector<std::optional<std::int64_t>>& folded, PaperMemo& memo) {
   const hw::Cluster& cluster = router.cluster();
   Paper p;
-  lay_out(router, gpus, plan, p);
+  lay_out(router, gpus, plan, memo, p);
   std::optional<Images> images;
   if (plan.copies > 1) {
-    images = copy_images(router, gpus, plan, p);
-    if (!images) return on_paper(router, gpus, expanded(plan), std::vector<std::optional<std::int64_t>>(
-                                                                   plan.transfers.size() * static_cast<std::size_t>(plan.copies)));
+    images = copy_images(router, gpus, plan, memo, p);
+    if (!images)
+      return on_paper(router, gpus, expanded(plan),
+                      std::vector<std::optional<std::int64_t>>(plan.transfers.size() * static_cast<std::size_t>(plan.copies)), memo);
   }
   const auto& used = p.used;
   const auto dense = [&](int link) { return static_cast<std::size_t>(p.dense[static_cast<std::size_t>(link)]); };
@@ -174,10 +203,14 @@ core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, 
     }
     for (std::size_t k = first; k < last; ++k) {
       const std::size_t i = by_level[k];
-      for (const auto& r : *p.routes[i]) {
+      for (std::size_t k = 0; k < p.routes[i]->size(); ++k) {
+        const auto& r = (*p.routes[i])[k];
         double drain = 0;
         for (int link : r) drain = std::max(drain, load[dense(link)] / rate[dense(link)]);
-        const auto latency_ps = folded[i] ? *folded[i] : transfer_latency_ps(cluster, r, plan.transfers[i]);
+        const auto* pair = p.pair[i];
+        const auto latency_ps = folded[i] ? *folded[i]
+                                : pair    ? transfer_latency_ps(pair->link_latency_ps[k], pair->leaves[k], plan.transfers[i])
+                                          : transfer_latency_ps(cluster, r, plan.transfers[i]);
         busy[i] = std::max(busy[i], static_cast<double>(latency_ps) * 1e-12 + drain);
       }
     }
@@ -279,7 +312,9 @@ std::vector<Algorithm> supported_algorithms(const hw::Cluster& cluster, const Co
   return out;
 }
 
-AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& req, PlanForm form) {
+AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& req, PlanForm form, PaperMemo* memo) {
+  PaperMemo own;
+  PaperMemo& kept = memo ? *memo : own;
   const auto algorithms = req.algorithm == Algorithm::automatic ? supported_algorithms(router.cluster(), req)
                                                                 : std::vector<Algorithm>{req.algorithm};
   if (algorithms.empty()) throw std::invalid_argument("no algorithm runs " + to_string(req.op) + " on this group");
@@ -319,10 +354,10 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
     r.coarse = true;
     if (best && has_folded_form(r.op, r.algorithm)) {
       const StepPlan plan = make_algorithm(r.algorithm)->plan(plan_input(router.cluster(), r));
-      if (on_paper(router, r.gpus, plan, folded_ring_latencies(router, r.gpus, plan, IdleTiming::floor)) > best->time) continue;
+      if (on_paper(router, r.gpus, plan, folded_ring_latencies(router, r.gpus, plan, IdleTiming::floor), kept) > best->time) continue;
     }
     PlannedCollective planned = plan_collective(router, r, PlanForm::copies);
-    const auto t = on_paper(router, r.gpus, planned.plan, planned.folded_latency_ps);
+    const auto t = on_paper(router, r.gpus, planned.plan, planned.folded_latency_ps, kept);
     if (!best || t < best->time || (t == best->time && c.tie_rank < best_rank)) {
       best = AlgorithmChoice{c.algorithm, c.protocol, t, std::move(planned)};
       best_rank = c.tie_rank;
@@ -350,18 +385,21 @@ core::Duration estimate(const hw::Router& router, const CollectiveRequest& req) 
   PlanInput in = plan_input(router.cluster(), req);
   in.copies = true;
   const StepPlan plan = make_algorithm(req.algorithm)->plan(in);
-  return on_paper(router, req.gpus, plan, folded_ring_latencies(router, req.gpus, plan));
+  PaperMemo memo;
+  return on_paper(router, req.gpus, plan, folded_ring_latencies(router, req.gpus, plan), memo);
 }
 
 core::Duration estimate_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan) {
-  return on_paper(router, gpus, plan, std::vector<std::optional<std::int64_t>>(plan.transfers.size()));
+  PaperMemo memo;
+  return on_paper(router, gpus, plan, std::vector<std::optional<std::int64_t>>(plan.transfers.size()), memo);
 }
 
 bool paper_uses_copies(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan) {
   if (plan.copies <= 1) return false;
   Paper p;
-  lay_out(router, gpus, plan, p);
-  return copy_images(router, gpus, plan, p).has_value();
+  PaperMemo memo;
+  lay_out(router, gpus, plan, memo, p);
+  return copy_images(router, gpus, plan, memo, p).has_value();
 }
 
 }  // namespace stepsim::comm

@@ -105,8 +105,11 @@ bool leaves_server(const hw::Cluster& cluster, const hw::Route& route) {
 std::int64_t transfer_latency_ps(const hw::Cluster& cluster, const hw::Route& route, const PlannedTransfer& transfer) {
   std::int64_t links = 0;
   for (int l : route) links += cluster.links[static_cast<std::size_t>(l)].latency_ps;
-  const bool leaves = leaves_server(cluster, route);
-  return (transfer.step_latency_ps + links + (leaves ? transfer.network_step_latency_ps : 0)) * transfer.latency_steps;
+  return transfer_latency_ps(links, leaves_server(cluster, route), transfer);
+}
+
+std::int64_t transfer_latency_ps(std::int64_t link_latency_ps, bool leaves, const PlannedTransfer& transfer) {
+  return (transfer.step_latency_ps + link_latency_ps + (leaves ? transfer.network_step_latency_ps : 0)) * transfer.latency_steps;
 }
 
 }  // namespace stepsim::comm

@@ -121,5 +121,7 @@ bool leaves_server(const hw::Cluster& cluster, const hw::Route& route);
 /// latency plus the links' own latencies, plus its network step latency when it leaves the
 /// server). A folded ring's is folded_ring_latencies()'.
 std::int64_t transfer_latency_ps(const hw::Cluster& cluster, const hw::Route& route, const PlannedTransfer& transfer);
+/// The same for a route whose links' latencies sum to `link_latency_ps` and that `leaves` its server.
+std::int64_t transfer_latency_ps(std::int64_t link_latency_ps, bool leaves, const PlannedTransfer& transfer);
 
 }  // namespace stepsim::comm

@@ -9,6 +9,7 @@
 
 #include "sim/comm/algorithm.hpp"
 #include "sim/comm/collective.hpp"
+#include "sim/comm/paper_memo.hpp"
 #include "sim/comm/plan_input.hpp"
 #include "sim/comm/plan_dag.hpp"
 #include "sim/config/units.hpp"
@@ -37,11 +38,12 @@ int root(Op op) { return op == Op::broadcast ? 0 : -1; }
 }  // namespace
 
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
-                      Algorithm algorithm, bool engine, RingMode rings, std::optional<hw::Protocol> protocol) {
+                      Algorithm algorithm, bool engine, RingMode rings, std::optional<hw::Protocol> protocol,
+                      PaperMemo* memo) {
   const CollectiveRequest req{.op = op, .gpus = gpus, .bytes = bytes, .algorithm = algorithm, .protocol = protocol,
                               .coarse = use_coarse_mode(rings, gpus.size())};
   std::optional<AlgorithmChoice> tuned;
-  if (algorithm == Algorithm::automatic || !protocol) tuned = choose_with_estimate(router, req, PlanForm::copies);
+  if (algorithm == Algorithm::automatic || !protocol) tuned = choose_with_estimate(router, req, PlanForm::copies, memo);
   CollectiveRequest fixed = req;
   fixed.algorithm = tuned ? tuned->algorithm : algorithm;
   fixed.protocol = tuned ? tuned->protocol : *protocol;
@@ -86,8 +88,9 @@ PerfTable simulate_sweep(const hw::Router& router, Op op, const std::vector<int>
   PerfTable table{.op = op, .ranks = static_cast<int>(gpus.size()), .gpu_name = router.cluster().gpu.name};
   for (int g : gpus) table.server_of.push_back(router.cluster().server_of(g));
   double sum = 0;
+  PaperMemo memo;  // every size asks for the same pairs
   for (std::int64_t s : sizes) {
-    table.rows.push_back(simulate_size(router, op, gpus, s, algorithm, engine, rings, protocol));
+    table.rows.push_back(simulate_size(router, op, gpus, s, algorithm, engine, rings, protocol, &memo));
     sum += table.rows.back().busbw_gbps;
     if (on_row) on_row(table.rows.size());
   }

@@ -41,10 +41,11 @@ struct PerfTable {
 /// Coarse times a ring or hierarchical plan by the lattice of the whole plan where that was
 /// solved as one DAG (folded_ring.hpp), else runs its folded rings in the engine; other
 /// algorithms are solved as a transfer DAG outside the engine (plan_dag.hpp), or timed on paper
-/// where that DAG is too large (timing_method.hpp says which).
+/// where that DAG is too large (timing_method.hpp says which). `memo`: what the tuner's papers keep
+/// for the next size (choose_with_estimate()).
 PerfRow simulate_size(const hw::Router& router, Op op, const std::vector<int>& gpus, std::int64_t bytes,
                       Algorithm algorithm, bool engine = true, RingMode rings = RingMode::automatic,
-                      std::optional<hw::Protocol> protocol = std::nullopt);
+                      std::optional<hw::Protocol> protocol = std::nullopt, PaperMemo* memo = nullptr);
 /// simulate_size() for each size in turn; `on_row(rows done)` after each (a progress line).
 PerfTable simulate_sweep(const hw::Router& router, Op op, const std::vector<int>& gpus,
                          const std::vector<std::int64_t>& sizes, Algorithm algorithm, bool engine = true,

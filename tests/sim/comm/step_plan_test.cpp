@@ -10,6 +10,7 @@
 #include "hardware/router.hpp"
 #include "sim/comm/algorithm.hpp"
 #include "sim/comm/collective.hpp"
+#include "sim/comm/perf_table.hpp"
 #include "sim/comm/plan_input.hpp"
 
 namespace stepsim::comm {
@@ -100,6 +101,32 @@ TEST_CASE("a tree whose channels are not alike on the machine is timed whole") {
   REQUIRE(compact.copies == 8);
   CHECK_FALSE(paper_uses_copies(router, gpus, compact));
   CHECK(estimate_plan(router, gpus, compact).ps == estimate_plan(router, gpus, tree_plan(cluster, 16, std::int64_t{1} << 28, false)).ps);
+}
+
+TEST_CASE("the tuner's papers kept from size to size give each size the time a fresh tuner gives it") {
+  // An nccl-tests sweep keeps one PaperMemo for all its sizes: routes, and the renaming of links
+  // its trees' copies found. Every row must be the row of a tuner that starts afresh, on machines
+  // where the copies rename (dgx) and where they do not (the slowed NIC).
+  auto slowed = hw::load_cluster("dgx-a100", shape(2, std::nullopt));
+  for (auto& link : slowed.links)
+    if (slowed.nodes[static_cast<std::size_t>(link.from)].kind == hw::NodeKind::nic && link.kind == hw::LinkKind::infiniband) {
+      link.bytes_per_s /= 2;
+      break;
+    }
+  for (const hw::Cluster& cluster : {hw::load_cluster("dgx-h100", shape(3, std::nullopt)), slowed}) {
+    const hw::Router router(cluster);
+    const auto gpus = first_gpus(cluster.gpu_count());
+    const auto sizes = size_sweep(1LL << 10, 1LL << 30, 4);
+    const PerfTable table = simulate_sweep(router, Op::all_reduce, gpus, sizes, Algorithm::automatic, false);
+    REQUIRE(table.rows.size() == sizes.size());
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      const PerfRow fresh = simulate_size(router, Op::all_reduce, gpus, sizes[k], Algorithm::automatic, false);
+      INFO(cluster.name << ", " << sizes[k] << " B");
+      CHECK(table.rows[k].time_us == fresh.time_us);
+      CHECK(table.rows[k].algorithm == fresh.algorithm);
+      CHECK(table.rows[k].protocol == fresh.protocol);
+    }
+  }
 }
 
 }  // namespace
