@@ -28,7 +28,7 @@
 
 namespace stepsim::comm {
 
-struct PaperMemo;  // paper_memo.hpp
+struct PaperMemo;  // paper.hpp
 
 struct CollectiveRequest {
   Op op = Op::all_reduce;
@@ -128,7 +128,7 @@ struct AlgorithmChoice {
   core::Duration time{};
   PlannedCollective coarse_plan{};
 };
-/// `memo`: what papers over this group keep for the next (paper_memo.hpp), where the caller times
+/// `memo`: what papers over this group keep for the next (paper.hpp), where the caller times
 /// it again (an nccl-tests sweep's sizes); else the call keeps one for its own candidates.
 AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveRequest& request,
                                      PlanForm form = PlanForm::whole, PaperMemo* memo = nullptr);

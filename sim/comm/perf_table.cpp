@@ -9,7 +9,7 @@
 
 #include "sim/comm/algorithm.hpp"
 #include "sim/comm/collective.hpp"
-#include "sim/comm/paper_memo.hpp"
+#include "sim/comm/paper.hpp"
 #include "sim/comm/plan_input.hpp"
 #include "sim/comm/plan_dag.hpp"
 #include "sim/config/units.hpp"
