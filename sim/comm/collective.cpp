@@ -58,7 +58,11 @@ CollectiveKey key_of(const CollectiveRequest& req) {
 PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& req, PlanForm form) {
   PlanInput in = plan_input(router.cluster(), req);
   in.copies = form == PlanForm::copies;
-  PlannedCollective out{.chosen = req.algorithm, .plan = make_algorithm(req.algorithm)->plan(in)};
+  return with_folded_rings(router, req, make_algorithm(req.algorithm)->plan(in));
+}
+
+PlannedCollective with_folded_rings(const hw::Router& router, const CollectiveRequest& req, StepPlan plan) {
+  PlannedCollective out{.chosen = req.algorithm, .plan = std::move(plan)};
   FoldedTiming folded = fold_rings(router, req.gpus, out.plan);
   out.folded_latency_ps = std::move(folded.latency_ps);
   out.lattice_end_ps = folded.lattice_end_ps;
@@ -95,6 +99,7 @@ CollectiveTasks emit_collective(Network& net, const CollectiveRequest& req, cons
 }
 
 LaidOutCollective lay_out(const Network& net, const CollectiveRequest& req, const PlannedCollective& planned) {
+  require_whole(planned.plan, "lay_out");
   LaidOutCollective out{.planned = &planned, .transfers = std::vector<std::vector<LaidOutCollective::Flow>>(planned.plan.transfers.size())};
   for (std::size_t i = 0; i < planned.plan.transfers.size(); ++i) {
     const PlannedTransfer& t = planned.plan.transfers[i];

@@ -87,6 +87,8 @@ enum class PlanForm { whole, copies };
 /// its folded rings timed by their lattice (folded_ring.hpp) when request.coarse.
 PlannedCollective plan_collective(const hw::Router& router, const CollectiveRequest& request,
                                   PlanForm form = PlanForm::whole);
+/// plan_collective() of `plan`, made for `request` by its algorithm: its folded rings timed.
+PlannedCollective with_folded_rings(const hw::Router& router, const CollectiveRequest& request, StepPlan plan);
 /// `planned` with its plan expanded() (copies have no folded rings: none of their latencies to copy).
 PlannedCollective expanded(PlannedCollective planned);
 
@@ -105,7 +107,7 @@ core::Duration estimate(Network& net, const CollectiveRequest& request);
 /// what several collectives merged into one plan take together (concurrent.hpp).
 core::Duration estimate_plan(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan);
 /// Whether estimate() times a plan of copies (StepPlan::copies) from its first copy alone: where
-/// the routes of each copy are the copy before's with their links renamed by one map (estimate.cpp).
+/// the routes of each copy are the copy before's with their links renamed by one map (paper.cpp).
 /// Elsewhere it times the expanded() plan.
 bool paper_uses_copies(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan);
 

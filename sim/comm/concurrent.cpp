@@ -70,6 +70,7 @@ StepPlan merge_plans(const std::vector<StepPlan>& plans, const std::vector<std::
   merged_gpus.clear();
   for (std::size_t p = 0; p < plans.size(); ++p) {
     const StepPlan& plan = plans[p];
+    require_whole(plan, "merge_plans");
     if (p == 0) merged.protocol = plan.protocol, merged.launch_latency_ps = plan.launch_latency_ps;
     if (plan.launch_latency_ps != merged.launch_latency_ps)
       throw std::invalid_argument("merge_plans: plans start after different launch latencies");

@@ -116,9 +116,11 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
   std::size_t best_rank = 0;
   std::optional<double> fastest;
   for (const Candidate& c : candidates) {
-    if (best) {
+    // The bandwidth floor holds for what the protocols after the first run (NVLS, which moves
+    // less than the floor counts, runs Simple only); a picosecond of margin for the time's rounding.
+    if (best && c.protocol != protocols.front()) {
       if (!fastest) fastest = fastest_sender_bytes_per_s(router, req.gpus);
-      if (bandwidth_floor_s(req, router.cluster().comm.cost(c.protocol), *fastest) > best->time.seconds()) continue;
+      if (bandwidth_floor_s(req, router.cluster().comm.cost(c.protocol), *fastest) > best->time.seconds() + 1e-12) continue;
     }
     CollectiveRequest r = req;
     r.algorithm = c.algorithm;
@@ -127,14 +129,17 @@ AlgorithmChoice choose_with_estimate(const hw::Router& router, const CollectiveR
     // at either fidelity: it is step mode's own time where the paper estimate of every step is
     // not, and the same estimate at both fidelities makes both pick the same algorithm.
     r.coarse = true;
+    std::optional<PlannedCollective> planned;
     if (best && has_folded_form(r.op, r.algorithm)) {
-      const StepPlan plan = make_algorithm(r.algorithm)->plan(plan_input(router.cluster(), r));
+      StepPlan plan = make_algorithm(r.algorithm)->plan(plan_input(router.cluster(), r));
       if (on_paper(router, r.gpus, plan, folded_ring_latencies(router, r.gpus, plan, IdleTiming::floor), kept) > best->time) continue;
+      planned = with_folded_rings(router, r, std::move(plan));
+    } else {
+      planned = plan_collective(router, r, PlanForm::copies);
     }
-    PlannedCollective planned = plan_collective(router, r, PlanForm::copies);
-    const auto t = on_paper(router, r.gpus, planned.plan, planned.folded_latency_ps, kept);
+    const auto t = on_paper(router, r.gpus, planned->plan, planned->folded_latency_ps, kept);
     if (!best || t < best->time || (t == best->time && c.tie_rank < best_rank)) {
-      best = AlgorithmChoice{c.algorithm, c.protocol, t, std::move(planned)};
+      best = AlgorithmChoice{c.algorithm, c.protocol, t, std::move(*planned)};
       best_rank = c.tie_rank;
     }
   }

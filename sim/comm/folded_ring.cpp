@@ -232,8 +232,8 @@ FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, 
       // The folded flow moves S steps at the ring's rate after this latency.
       const double bytes_time = rings[k].steps * *std::max_element(rings[k].busy.begin(), rings[k].busy.end());
       out[members[k]] = std::llround(std::max(0.0, slowest - start[k] - bytes_time));
-      // A floor's earlier levels end early, so a later ring would start early and wait longer.
-      if (how == IdleTiming::floor && start[k] > 0) out[members[k]] = 0;
+      // A floor's earlier levels end early, so a ring after them would start early and wait longer.
+      if (how == IdleTiming::floor && !plan.transfers[members[k]].after.empty()) out[members[k]] = 0;
       engine_end[members[k]] = start[k] + static_cast<double>(*out[members[k]]) + bytes_time;
     }
     // Joins after this level's rings end when the engine's flows do.

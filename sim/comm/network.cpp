@@ -56,6 +56,7 @@ const PlannedCollective* Network::planned(const CollectiveKey& key) const {
 }
 
 const PlannedCollective& Network::remember(CollectiveKey key, PlannedCollective planned) {
+  require_whole(planned.plan, "Network::remember");
   if (shared_) return shared_->keep(std::move(key), std::move(planned));
   // Never replaced once kept: callers hold pointers to kept plans (sim/plan's laid-out cache).
   return planned_.try_emplace(std::move(key), std::move(planned)).first->second;

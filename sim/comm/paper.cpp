@@ -31,7 +31,7 @@ std::int64_t pair_key(Hop hop, int src, int dst, std::int64_t ranks) {
 // Paper is filled in place (it holds pointers into itself).
 void lay_out(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan, PaperMemo& memo, Paper& p) {
   const hw::Cluster& cluster = router.cluster();
-  if (memo.gpus != gpus) memo = PaperMemo{}, memo.gpus = gpus;
+  if (memo.router != &router || memo.gpus != gpus) memo = PaperMemo{}, memo.router = &router, memo.gpus = gpus;
   const std::uint64_t paper = ++memo.papers;
   // A pipelined plan repeats the same (src, dst, hop) once per slice: route each pair once.
   const auto ranks = static_cast<std::int64_t>(gpus.size());
@@ -90,19 +90,25 @@ struct Images {
 // every copy's transfers end when the first copy's do. Per used link: the used links σ^g of it
 // for g = 0..G−1, which its bytes count on (a link that σ turns onto itself in fewer than G
 // renamings counts once per g); nullopt where no such σ maps the routes. σ is kept in the memo
-// and only grows: each pair it renamed before is not checked again.
+// and grows while every pair renames: each pair it renamed before is not checked again.
 std::optional<Images> copy_images(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
                                   PaperMemo& memo, const Paper& p) {
   const hw::Cluster& cluster = router.cluster();
   const auto ranks = static_cast<std::int64_t>(gpus.size());
-  if (memo.copy_rank != plan.copy_rank) {
+  if (memo.copies != plan.copies || memo.copy_rank != plan.copy_rank) {
+    memo.copies = plan.copies;
     memo.copy_rank = plan.copy_rank;
     memo.link_image.assign(cluster.links.size(), -1);
-    memo.link_source.assign(cluster.links.size(), -1);
+    memo.link_preimage.assign(cluster.links.size(), -1);
     for (auto& [key, pair] : memo.pairs) pair.renamed = false;
   }
   auto& sigma = memo.link_image;
-  auto& inverse = memo.link_source;
+  auto& inverse = memo.link_preimage;
+  // A renaming that failed part way leaves links it paired: the next paper starts afresh.
+  auto failed = [&memo] {
+    memo.copies = 1, memo.copy_rank.clear();
+    return std::nullopt;
+  };
   auto same_kind = [&](int a, int b) {
     const auto& x = cluster.links[static_cast<std::size_t>(a)];
     const auto& y = cluster.links[static_cast<std::size_t>(b)];
@@ -133,12 +139,12 @@ std::optional<Images> copy_images(const hw::Router& router, const std::vector<in
     const std::vector<hw::Route>* current = &pair->routes;
     for (int g = 1; g <= plan.copies; ++g) {
       a = plan.copy_rank[static_cast<std::size_t>(a)], b = plan.copy_rank[static_cast<std::size_t>(b)];
-      if (g == plan.copies && (a != src || b != dst)) return std::nullopt;
+      if (g == plan.copies && (a != src || b != dst)) return failed();
       const int from = gpus[static_cast<std::size_t>(a)], to = gpus[static_cast<std::size_t>(b)];
       const std::vector<hw::Route>* next = &pair->routes;
       if (g < plan.copies && hop == Hop::full) next = &router.routes(from, to);
       else if (g < plan.copies) next = &(next_hop = hop_routes(router, from, to, hop));
-      if (!rename(*current, *next)) return std::nullopt;
+      if (!rename(*current, *next)) return failed();
       if (next == &next_hop) std::swap(current_hop, next_hop), next = &current_hop;
       current = next;
     }

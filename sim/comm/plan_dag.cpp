@@ -19,6 +19,7 @@ core::DagRoute dag_route(const hw::Cluster& cluster, const hw::Route& route, con
 }
 
 core::TransferDag step_plan_dag(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan) {
+  require_whole(plan, "step_plan_dag");
   const hw::Cluster& cluster = router.cluster();
   core::TransferDag g;
   // The routes of each (src, dst, hop, step latency): a pipelined plan repeats them per slice.

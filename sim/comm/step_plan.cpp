@@ -1,5 +1,8 @@
 #include "sim/comm/step_plan.hpp"
 
+#include <stdexcept>
+#include <string>
+
 namespace stepsim::comm {
 
 StepPlan expanded(StepPlan plan) {
@@ -17,10 +20,7 @@ StepPlan expanded(StepPlan plan) {
     for (PlannedTransfer t : plan.transfers) {
       t.src = rank_of[static_cast<std::size_t>(t.src)];
       t.dst = rank_of[static_cast<std::size_t>(t.dst)];
-      for (int& r : t.ring) r = rank_of[static_cast<std::size_t>(r)];
-      for (auto& entry : t.ring_entry)
-        for (int& a : entry) a += base;
-      for (int& a : t.after) a += base;
+      for (int& a : t.after) a += base;  // copies have no folded rings (CollectiveAlgorithm::plan checks)
       out.transfers.push_back(std::move(t));
     }
     for (std::size_t r = 0; r < ranks; ++r)
@@ -28,6 +28,10 @@ StepPlan expanded(StepPlan plan) {
     for (int& r : rank_of) r = plan.copy_rank[static_cast<std::size_t>(r)];
   }
   return out;
+}
+
+void require_whole(const StepPlan& plan, const char* who) {
+  if (plan.copies > 1) throw std::logic_error(std::string(who) + ": a plan in copies, not expanded()");
 }
 
 }  // namespace stepsim::comm

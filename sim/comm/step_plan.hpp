@@ -68,7 +68,7 @@ struct StepPlan {
   /// each other's rotations inside every server), may be kept as its first part only: copy g's
   /// transfer i is transfers[i] with every rank r as copy_rank applied g times to r, and every
   /// index a as a + g·transfers.size(); its transfers come after copy g − 1's. Timing on paper
-  /// needs only the first part where the routes rename as the ranks do (estimate.cpp); everything
+  /// needs only the first part where the routes rename as the ranks do (paper.cpp); everything
   /// else takes expanded().
   int copies = 1;
   std::vector<int> copy_rank{};  ///< per rank: its counterpart in the next copy (copies > 1)
@@ -82,6 +82,9 @@ struct StepPlan {
 /// `plan` with its copies written out (StepPlan::copies): the plan the algorithm writes when not
 /// asked for copies, transfer for transfer. A plan of one copy is returned as it is.
 StepPlan expanded(StepPlan plan);
+/// Throws std::logic_error, naming `who`, for a plan in copies: for everything but the paper,
+/// which takes expanded() plans.
+void require_whole(const StepPlan& plan, const char* who);
 
 /// What an algorithm needs to know to write its plan.
 struct PlanInput {
@@ -98,7 +101,7 @@ struct PlanInput {
   double bandwidth_share = 1.0;  ///< the protocol's share of Simple's bandwidth
   /// The ranks are GPUs of one server joined pairwise by links of their own (hw::Cluster::gpu_mesh).
   bool mesh = false;
-  /// The caller takes a plan of copies (StepPlan::copies): it only times it on paper.
+  /// The caller takes a plan of copies (StepPlan::copies): it times it on paper, or expands it.
   bool copies = false;
 };
 

@@ -119,8 +119,14 @@ class Tree final : public CollectiveAlgorithm {
     const int max_slices = std::max(kTreeMinSlices, kTreeSliceBudget / trees);
     const auto shares = split_bytes(in.bytes, trees);
     // Channel c is channel 0 with every rank turned c places on inside its server: the plan is
-    // channel 0's trees in copies, where every tree carries the same share.
-    const bool copies = in.copies && channels.size() > 1 && in.bytes % trees == 0;
+    // channel 0's trees in copies, where every tree carries the same share and each server's
+    // ranks are consecutive (bottom_up orders ranks of one depth by number, and turning ranks
+    // inside servers keeps that order only where no server's ranks lie between another's).
+    const auto consecutive = [](const std::vector<int>& s) {
+      return std::adjacent_find(s.begin(), s.end(), [](int a, int b) { return b != a + 1; }) == s.end();
+    };
+    const bool copies = in.copies && channels.size() > 1 && in.bytes % trees == 0 &&
+                        std::all_of(channels.front().begin(), channels.front().end(), consecutive);
     for (std::size_t c = 0; c < (copies ? 1 : channels.size()); ++c) {
       add_tree(plan, in, tree_parents(in.ranks, channels[c], false), shares[2 * c], max_slices);
       add_tree(plan, in, tree_parents(in.ranks, channels[c], true), shares[2 * c + 1], max_slices);

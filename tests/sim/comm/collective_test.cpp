@@ -6,7 +6,9 @@
 #include "comm_fixture.hpp"
 #include "hardware/hardware_yaml.hpp"
 #include "hardware/router.hpp"
+#include "sim/comm/algorithm.hpp"
 #include "sim/comm/perf_table.hpp"
+#include "sim/comm/plan_input.hpp"
 
 namespace stepsim::comm {
 namespace {
@@ -234,6 +236,40 @@ TEST_CASE("an 8-byte all-reduce costs its latency floor: NCCL's LL protocol, pic
   // LL moves 4 data bytes per 8-byte store: a quarter of Simple's bandwidth at 1 GiB, where
   // latency is under 0.1 % of the time.
   CHECK(time_us(1LL << 30, hw::Protocol::ll) / time_us(1LL << 30, hw::Protocol::simple) == doctest::Approx(4.0).epsilon(0.01));
+}
+
+TEST_CASE("the tuner picks what timing every candidate would: the fastest, ties to NCCL's order") {
+  // It times the candidates without rings first and skips a protocol or a ring whose floor is
+  // slower than its best so far; the oracle times every algorithm under every protocol the
+  // tuner tries, in coarse mode as the tuner plans them, and takes the fastest, the earlier of
+  // Simple, LL128, LL and then of ring, tree, nvls, hierarchical, direct on a tie.
+  struct Machine {
+    const char* preset;
+    int nodes;
+  };
+  for (const Machine& m : {Machine{"dgx-a100", 2}, Machine{"dgx-h100", 1}, Machine{"dgx-h100", 3}, Machine{"a100-pcie", 2}}) {
+    const auto cluster = hw::load_cluster(m.preset, shape(m.nodes, std::nullopt));
+    const hw::Router router(cluster);
+    for (Op op : {Op::all_reduce, Op::all_gather, Op::reduce_scatter, Op::broadcast})
+      for (std::int64_t bytes : {std::int64_t{1} << 10, std::int64_t{1} << 20, std::int64_t{64} << 20, std::int64_t{2} << 30}) {
+        INFO(m.preset << " x " << m.nodes << ", " << to_string(op) << ", " << bytes << " B");
+        const CollectiveRequest req{.op = op, .gpus = first_gpus(cluster.gpu_count()), .bytes = bytes};
+        std::optional<std::tuple<std::int64_t, hw::Protocol, Algorithm>> fastest;
+        for (hw::Protocol p : tuner_protocols(router, req))
+          for (Algorithm a : supported_algorithms(cluster, req)) {
+            CollectiveRequest fixed = req;
+            fixed.algorithm = a, fixed.protocol = p, fixed.coarse = true;
+            if (!make_algorithm(a)->supports(plan_input(cluster, fixed), p)) continue;
+            const std::int64_t t = estimate(router, fixed).ps;
+            if (!fastest || t < std::get<0>(*fastest)) fastest = {t, p, a};
+          }
+        REQUIRE(fastest);
+        const AlgorithmChoice choice = choose_with_estimate(router, req);
+        CHECK(choice.time.ps == std::get<0>(*fastest));
+        CHECK(choice.protocol == std::get<1>(*fastest));
+        CHECK(choice.algorithm == std::get<2>(*fastest));
+      }
+  }
 }
 
 TEST_CASE("LL128 is a candidate only where the GPUs of a server talk over NVLink") {
