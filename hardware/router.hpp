@@ -52,7 +52,8 @@ class Router {
   explicit Router(const Cluster& cluster, RouteSearch how = RouteSearch::composed);
 
   /// The equal-cost shortest routes from GPU `from` to GPU `to` (at least one; a flow between them
-  /// may be split evenly across them). Requires: from != to, both valid GPUs, connected.
+  /// may be split evenly across them). Requires: from != to, both valid GPUs, connected. The
+  /// vector stays where it is for the Router's lifetime (callers keep pointers to it).
   const std::vector<Route>& routes(int from, int to) const;
   /// Bandwidth a single transfer from `from` to `to` can get on an idle machine: the bottleneck of
   /// each route, summed over the equal-cost routes (bytes/s, per direction). Routes that share a

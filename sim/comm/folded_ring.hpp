@@ -61,7 +61,8 @@ struct FoldedTiming {
 };
 
 /// The folded rings of `plan` timed by their step lattice, solved as idle_timing() says for its
-/// size, or by `method` (dag or rounds) where given: tests compare both with step mode.
+/// size, or by `method` (dag or rounds) where given: tests compare both with step mode. With
+/// IdleTiming::floor, latencies no larger than either method's, for the tuner's floor (estimate.cpp).
 FoldedTiming fold_rings(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
                         std::optional<IdleTiming> method = std::nullopt);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "sim/comm/collective.hpp"
@@ -160,10 +161,67 @@ std::optional<Images> copy_images(const hw::Router& router, const std::vector<in
   return images;
 }
 
+// The used links' rates, and where a link's bytes count: on itself, and in copies on its images.
+struct Links {
+  const Paper& p;
+  const std::optional<Images>& images;
+  std::vector<double> rate;
+
+  Links(const hw::Cluster& cluster, const Paper& paper, const std::optional<Images>& copy_images)
+      : p(paper), images(copy_images), rate(paper.used.size()) {
+    for (std::size_t u = 0; u < p.used.size(); ++u)
+      rate[u] = effective_bytes_per_s(cluster.links[static_cast<std::size_t>(p.used[u])], cluster.comm);
+  }
+  std::size_t dense(int link) const { return static_cast<std::size_t>(p.dense[static_cast<std::size_t>(link)]); }
+  template <class F>
+  void each_target(int link, F&& f) const {
+    const std::size_t u = dense(link);
+    if (!images) return f(u);
+    for (std::size_t k = images->image_begin[u]; k < images->image_begin[u + 1]; ++k) f(static_cast<std::size_t>(images->image[k]));
+  }
+  void add(std::vector<double>& to, int link, double bytes) const {
+    each_target(link, [&](std::size_t u) { to[u] += bytes; });
+  }
+};
+
+// Per transfer, how long it is busy once started (seconds): its latency (a folded ring's from
+// `folded`) plus the time its busiest link needs for all that its dependency level puts there.
+// Level by level, the transfers of a level in plan order, so each link's sum is in plan order.
+std::vector<double> busy_times(const hw::Cluster& cluster, const StepPlan& plan,
+                               const std::vector<std::optional<std::int64_t>>& folded, const Paper& p, const Links& links) {
+  const int levels = p.level.empty() ? 0 : *std::max_element(p.level.begin(), p.level.end()) + 1;
+  std::vector<std::size_t> level_begin(static_cast<std::size_t>(levels) + 1, 0), by_level(plan.transfers.size());
+  for (int l : p.level) ++level_begin[static_cast<std::size_t>(l) + 1];
+  for (int l = 0; l < levels; ++l) level_begin[static_cast<std::size_t>(l) + 1] += level_begin[static_cast<std::size_t>(l)];
+  std::vector<std::size_t> fill(level_begin.begin(), level_begin.end() - 1);
+  for (std::size_t i = 0; i < plan.transfers.size(); ++i) by_level[fill[static_cast<std::size_t>(p.level[i])]++] = i;
+  std::vector<double> load(p.used.size(), 0.0), busy(plan.transfers.size(), 0.0);
+  for (int l = 0; l < levels; ++l) {
+    const std::span<const std::size_t> level(by_level.data() + level_begin[static_cast<std::size_t>(l)],
+                                             by_level.data() + level_begin[static_cast<std::size_t>(l) + 1]);
+    for (std::size_t i : level)
+      for (const auto& r : *p.routes[i])
+        for (int link : r) links.add(load, link, wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i]->size()));
+    for (std::size_t i : level)
+      for (std::size_t route = 0; route < p.routes[i]->size(); ++route) {
+        const auto& r = (*p.routes[i])[route];
+        double drain = 0;
+        for (int link : r) drain = std::max(drain, load[links.dense(link)] / links.rate[links.dense(link)]);
+        const auto* pair = p.pair[i];
+        const auto latency_ps = folded[i] ? *folded[i]
+                                : pair    ? transfer_latency_ps(pair->link_latency_ps[route], pair->leaves[route], plan.transfers[i])
+                                          : transfer_latency_ps(cluster, r, plan.transfers[i]);
+        busy[i] = std::max(busy[i], static_cast<double>(latency_ps) * 1e-12 + drain);
+      }
+    for (std::size_t i : level)
+      for (const auto& r : *p.routes[i])
+        for (int link : r) links.each_target(link, [&](std::size_t u) { load[u] = 0; });
+  }
+  return busy;
+}
+
 }  // namespace
 
-// `folded`: the plan's folded_ring_latencies(). Each transfer takes its latency plus the time its
-// busiest link needs for all that the transfers of its dependency level put on it.
 core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, const StepPlan& plan,
                         const std::vector<std::optional<std::int64_t>>& folded, PaperMemo& memo) {
   const hw::Cluster& cluster = router.cluster();
@@ -176,67 +234,22 @@ core::Duration on_paper(const hw::Router& router, const std::vector<int>& gpus, 
       return on_paper(router, gpus, expanded(plan),
                       std::vector<std::optional<std::int64_t>>(plan.transfers.size() * static_cast<std::size_t>(plan.copies)), memo);
   }
-  const auto& used = p.used;
-  const auto dense = [&](int link) { return static_cast<std::size_t>(p.dense[static_cast<std::size_t>(link)]); };
-  std::vector<double> rate(used.size());
-  for (std::size_t u = 0; u < used.size(); ++u)
-    rate[u] = effective_bytes_per_s(cluster.links[static_cast<std::size_t>(used[u])], cluster.comm);
-  // The used links a link's bytes count on: itself, and in copies its images.
-  auto each_target = [&](int link, auto&& f) {
-    const std::size_t u = dense(link);
-    if (!images) return f(u);
-    for (std::size_t k = images->image_begin[u]; k < images->image_begin[u + 1]; ++k) f(static_cast<std::size_t>(images->image[k]));
-  };
-  auto add = [&](std::vector<double>& to, int link, double bytes) { each_target(link, [&](std::size_t u) { to[u] += bytes; }); };
-  // Level by level (transfers of a level in plan order, so each link's sum is in plan order): the
-  // bytes the level puts on each link, then how long each of its transfers is busy.
-  const int levels = p.level.empty() ? 0 : *std::max_element(p.level.begin(), p.level.end()) + 1;
-  std::vector<std::size_t> level_begin(static_cast<std::size_t>(levels) + 1, 0), by_level(plan.transfers.size());
-  for (int l : p.level) ++level_begin[static_cast<std::size_t>(l) + 1];
-  for (int l = 0; l < levels; ++l) level_begin[static_cast<std::size_t>(l) + 1] += level_begin[static_cast<std::size_t>(l)];
-  {
-    std::vector<std::size_t> fill(level_begin.begin(), level_begin.end() - 1);
-    for (std::size_t i = 0; i < plan.transfers.size(); ++i) by_level[fill[static_cast<std::size_t>(p.level[i])]++] = i;
-  }
-  std::vector<double> load(used.size(), 0.0), busy(plan.transfers.size(), 0.0);
-  for (int l = 0; l < levels; ++l) {
-    const auto first = level_begin[static_cast<std::size_t>(l)], last = level_begin[static_cast<std::size_t>(l) + 1];
-    for (std::size_t k = first; k < last; ++k) {
-      const std::size_t i = by_level[k];
-      for (const auto& r : *p.routes[i])
-        for (int link : r) add(load, link, wire_bytes(plan.transfers[i]) / static_cast<double>(p.routes[i]->size()));
-    }
-    for (std::size_t k = first; k < last; ++k) {
-      const std::size_t i = by_level[k];
-      for (std::size_t k = 0; k < p.routes[i]->size(); ++k) {
-        const auto& r = (*p.routes[i])[k];
-        double drain = 0;
-        for (int link : r) drain = std::max(drain, load[dense(link)] / rate[dense(link)]);
-        const auto* pair = p.pair[i];
-        const auto latency_ps = folded[i] ? *folded[i]
-                                : pair    ? transfer_latency_ps(pair->link_latency_ps[k], pair->leaves[k], plan.transfers[i])
-                                          : transfer_latency_ps(cluster, r, plan.transfers[i]);
-        busy[i] = std::max(busy[i], static_cast<double>(latency_ps) * 1e-12 + drain);
-      }
-    }
-    for (std::size_t k = first; k < last; ++k)
-      for (const auto& r : *p.routes[by_level[k]])
-        for (int link : r) each_target(link, [&](std::size_t u) { load[u] = 0; });
-  }
+  const Links links(cluster, p, images);
+  const std::vector<double> busy = busy_times(cluster, plan, folded, p, links);
   std::vector<double> finish(plan.transfers.size(), 0.0);  // seconds after launch
-  std::vector<double> total(used.size(), 0.0);
+  std::vector<double> total(p.used.size(), 0.0);
   for (std::size_t i = 0; i < plan.transfers.size(); ++i) {
     const auto& t = plan.transfers[i];
     double start = 0;
     for (int a : t.after) start = std::max(start, finish[static_cast<std::size_t>(a)]);
     finish[i] = start + busy[i];
     for (const auto& r : *p.routes[i])
-      for (int link : r) add(total, link, wire_bytes(t) / static_cast<double>(p.routes[i]->size()));
+      for (int link : r) links.add(total, link, wire_bytes(t) / static_cast<double>(p.routes[i]->size()));
   }
   // No link can carry its bytes faster than its capacity, whatever the dependency levels say.
   double end = 0;
   for (std::size_t u = 0; u < total.size(); ++u)
-    if (total[u] > 0) end = std::max(end, total[u] / rate[u]);
+    if (total[u] > 0) end = std::max(end, total[u] / links.rate[u]);
   for (const auto& done : plan.rank_done)
     for (int t : done) end = std::max(end, finish[static_cast<std::size_t>(t)]);
   return core::picoseconds(plan.launch_latency_ps) + core::seconds(end);
