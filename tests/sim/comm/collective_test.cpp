@@ -238,7 +238,7 @@ TEST_CASE("an 8-byte all-reduce costs its latency floor: NCCL's LL protocol, pic
   CHECK(time_us(1LL << 30, hw::Protocol::ll) / time_us(1LL << 30, hw::Protocol::simple) == doctest::Approx(4.0).epsilon(0.01));
 }
 
-TEST_CASE("the tuner picks what timing every candidate would: the fastest, ties to NCCL's order") {
+TEST_CASE("the tuner picks what timing every candidate would: the fastest, ties to NCCL's order" * doctest::test_suite("slow")) {
   // It times the candidates without rings first and skips a protocol or a ring whose floor is
   // slower than its best so far; the oracle times every algorithm under every protocol the
   // tuner tries, in coarse mode as the tuner plans them, and takes the fastest, the earlier of

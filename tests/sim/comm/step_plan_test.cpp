@@ -74,7 +74,7 @@ TEST_CASE("a tree whose channels are not each other's copies is kept whole") {
   CHECK(make_tree()->plan(in).copies == 1);
 }
 
-TEST_CASE("a tree in copies is timed on paper from its first channel as the whole plan is") {
+TEST_CASE("a tree in copies is timed on paper from its first channel as the whole plan is" * doctest::test_suite("slow")) {
   for (const char* preset : {"dgx-a100", "dgx-h100"})
     for (int servers : {2, 3, 5})
       for (std::int64_t bytes : {std::int64_t{1} << 20, std::int64_t{1} << 28, std::int64_t{16} * 12345})
