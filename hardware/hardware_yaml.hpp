@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hardware/cluster.hpp"
-#include "sim/config/yaml_field.hpp"
+#include "sim/config/yaml_fwd.hpp"
 
 namespace stepsim::hw {
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/model_yaml.hpp"
+#include "sim/config/yaml_field.hpp"
 
 namespace stepsim::models {
 namespace {

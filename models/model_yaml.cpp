@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "sim/config/paths.hpp"
+#include "sim/config/yaml_field.hpp"
 
 namespace stepsim::models {
 namespace {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "models/model_spec.hpp"
-#include "sim/config/yaml_field.hpp"
+#include "sim/config/yaml_fwd.hpp"
 
 namespace stepsim::models {
 

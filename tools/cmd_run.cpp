@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "sim/config/yaml_field.hpp"
 #include "sim/plan/simulate.hpp"
 #include "sim/report/result_formats.hpp"
 #include "sim/report/validation.hpp"

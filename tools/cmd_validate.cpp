@@ -13,6 +13,7 @@
 #include <numeric>
 #include <thread>
 
+#include "sim/config/yaml_field.hpp"
 #include "sim/plan/simulate.hpp"
 #include "sim/report/validation.hpp"
 #include "tools/cli_common.hpp"

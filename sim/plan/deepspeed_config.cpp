@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "sim/config/yaml_field.hpp"
 #include "sim/plan/framework_defaults.hpp"
 
 namespace stepsim::plan {

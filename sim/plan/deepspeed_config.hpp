@@ -16,7 +16,7 @@
 // are read and left; a key this reader does not know is a warning too.
 #pragma once
 
-#include "sim/config/yaml_field.hpp"
+#include "sim/config/yaml_fwd.hpp"
 #include "sim/plan/scenario.hpp"
 #include "sim/plan/strategy.hpp"
 

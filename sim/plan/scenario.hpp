@@ -21,7 +21,7 @@
 #include "hardware/cluster.hpp"
 #include "models/model_spec.hpp"
 #include "sim/config/config_error.hpp"
-#include "sim/config/yaml_field.hpp"
+#include "sim/config/yaml_fwd.hpp"
 #include "sim/plan/strategy.hpp"
 
 namespace stepsim::plan {
@@ -70,8 +70,10 @@ struct Scenario {
 /// Reads a scenario file, applying `overrides` ("key.path=value", from --set) first.
 /// Errors: ConfigError with position for every mistake, unknown keys with "did you mean".
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
-/// The same from an already-loaded document (tests pass inline YAML).
+/// The same from an already-loaded document.
 Scenario read_scenario(const config::YamlDocument& doc);
+/// The same from text (tests and fuzz targets pass inline YAML); `name` names it in errors.
+Scenario read_scenario_text(const std::string& yaml, const std::string& name);
 /// A schedule or recompute field of a strategy (or of a sweep's list): its error lists the names.
 ScheduleKind read_schedule(const config::Field& f);
 Recompute read_recompute(const config::Field& f);

@@ -183,6 +183,10 @@ Scenario read_scenario(const config::YamlDocument& doc) {
   return s;
 }
 
+Scenario read_scenario_text(const std::string& yaml, const std::string& name) {
+  return read_scenario(config::YamlDocument::load_string(yaml, name));
+}
+
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   auto doc = config::YamlDocument::load_file(path);
   for (const std::string& o : overrides) {

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "sim/config/yaml_field.hpp"
+
 namespace stepsim::report {
 namespace {
 

@@ -5,7 +5,7 @@
 // (tests/sim/report/result_json_test.cpp). The timeline (tasks, ranks, links) is not part of it.
 #pragma once
 
-#include "sim/config/yaml_field.hpp"
+#include "sim/config/yaml_fwd.hpp"
 #include "sim/plan/step_result.hpp"
 #include "sim/report/json_writer.hpp"
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "models/flops.hpp"
+#include "sim/config/yaml_field.hpp"
 
 namespace stepsim::report {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/yaml_field.hpp"
+#include "sim/config/yaml_fwd.hpp"
 #include "sim/plan/scenario.hpp"
 #include "sim/plan/step_result.hpp"
 

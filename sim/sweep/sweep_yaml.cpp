@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "sim/config/yaml_field.hpp"
+
 namespace stepsim::sweep {
 namespace {
 

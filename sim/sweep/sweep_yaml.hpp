@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include "sim/config/yaml_field.hpp"
+#include "sim/config/yaml_fwd.hpp"
 #include "sim/sweep/sweep_space.hpp"
 
 namespace stepsim::sweep {

@@ -1,5 +1,6 @@
 // A DeepSpeed ds_config.json (sim/plan/deepspeed_config.hpp) applied to a strategy of a fixed
 // scenario, then checked as `run` would before simulating.
+#include "sim/config/yaml_field.hpp"
 #include "sim/plan/deepspeed_config.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "sim/config/config_error.hpp"
-#include "sim/config/yaml_field.hpp"
 #include "sim/plan/scenario.hpp"
 
 namespace stepsim::fuzz {
@@ -27,7 +26,7 @@ int read_or_refuse(const std::uint8_t* data, std::size_t size, Read&& read) {
 /// The scenario of `yaml`, read on the first call (one per target: later calls return it), for
 /// targets that apply a framework's config to its strategy.
 inline const plan::Scenario& fixed_scenario(const char* yaml) {
-  static const auto sc = plan::read_scenario(config::YamlDocument::load_string(yaml, "fuzz.yaml"));
+  static const auto sc = plan::read_scenario_text(yaml, "fuzz.yaml");
   return sc;
 }
 

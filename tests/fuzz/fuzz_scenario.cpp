@@ -1,4 +1,5 @@
 // A scenario file (sim/plan/scenario.hpp), each strategy checked as `run` would before simulating.
+#include "sim/config/yaml_field.hpp"
 #include "sim/plan/scenario.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "hardware/hardware_yaml.hpp"
+#include "sim/config/yaml_field.hpp"
 
 namespace stepsim::hw {
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/model_yaml.hpp"
+#include "sim/config/yaml_field.hpp"
 
 namespace stepsim::models {
 namespace {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sim/config/yaml_field.hpp"
 #include "sim/plan/deepspeed_config.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
 

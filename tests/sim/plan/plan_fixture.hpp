@@ -4,14 +4,13 @@
 #include <string>
 
 #include "sim/config/config_error.hpp"
-#include "sim/config/yaml_field.hpp"
 #include "sim/plan/scenario.hpp"
 #include "sim/plan/simulate.hpp"
 
 namespace plan_test {
 
 inline stepsim::plan::Scenario scenario(const std::string& yaml) {
-  return stepsim::plan::read_scenario(stepsim::config::YamlDocument::load_string(yaml, "test.yaml"));
+  return stepsim::plan::read_scenario_text(yaml, "test.yaml");
 }
 
 /// A small GPT (8 layers, h 1024, 16 heads) on one DGX A100, with `strategy` as the only one.

@@ -3,6 +3,8 @@
 // optimizer, so each expected number follows from the schedule alone.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "models/model_spec.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
 

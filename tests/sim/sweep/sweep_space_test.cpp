@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "sim/config/yaml_field.hpp"
 #include "sim/sweep/sweep_space.hpp"
 #include "sim/sweep/sweep_yaml.hpp"
 #include "sweep_fixture.hpp"
