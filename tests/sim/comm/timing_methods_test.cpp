@@ -95,7 +95,7 @@ TEST_CASE("hierarchical all-reduce where a member's phases overlap a lot: the kn
   }
 }
 
-TEST_CASE("coarse mode agrees with step mode within 2 % on rings that mix NVLink and NIC hops") {
+TEST_CASE("coarse mode agrees with step mode within 2 % on rings that mix NVLink and NIC hops" * doctest::test_suite("slow")) {
   // Every channel's ring crosses each GPU's NVLink port, so seven rings' steps share it, and they
   // reach it at times that the slow NIC hops skew: the lattices of all rings are walked together
   // (folded_ring.hpp). Worst when a step's crossing was taken to meet the others at random:
@@ -119,7 +119,7 @@ TEST_CASE("coarse mode agrees with step mode within 2.5 % on rings staged throug
   check_ring_ops_within(machines, 0.025);
 }
 
-TEST_CASE("the round-by-round lattice stays within 5 % of the lattice's DAG") {
+TEST_CASE("the round-by-round lattice stays within 5 % of the lattice's DAG" * doctest::test_suite("slow")) {
   // Lattices too large for a DAG (above kDagFlowRanks: 512 ranks × 8 channels) are walked round by
   // round, by processor sharing on each hop's bottleneck links; that walk never lets two rounds
   // share a link, so it is fast where rings drift apart.
