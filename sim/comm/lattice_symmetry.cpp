@@ -14,8 +14,9 @@ namespace {
 using Use = std::tuple<std::size_t, std::size_t, std::size_t>;
 
 // The routes reduced by a rotation of m hops, or nullopt where it does not map the lattice onto
-// itself. `full[i][p]`: ring i's hop p's routes over cluster links.
-std::optional<LatticeHops> rotated_by(const std::vector<std::vector<core::DagRoutes>>& full, std::size_t m) {
+// itself. `hops.routes[i][p]`: ring i's hop p's routes over cluster links.
+std::optional<LatticeHops> rotated_by(const LatticeHops& hops, std::size_t m) {
+  const auto& full = hops.routes;
   // Each hop like the one m before it: as many routes, with the same start latencies.
   for (const auto& ring : full)
     for (std::size_t p = m; p < ring.size(); ++p) {
@@ -26,29 +27,33 @@ std::optional<LatticeHops> rotated_by(const std::vector<std::vector<core::DagRou
         if (a[r].latency_ps != b[r].latency_ps || a[r].links.size() != b[r].links.size()) return std::nullopt;
     }
   // Each link's crossings, turned back by multiples of m: links with the same ones form a class.
-  std::map<int, std::vector<Use>> uses;
-  std::map<int, double> ps_per_byte;
+  // Indexed by link, numbered in link order.
+  std::vector<std::vector<Use>> uses(hops.link_count);
+  std::vector<double> ps_per_byte(hops.link_count);
   for (std::size_t i = 0; i < full.size(); ++i)
     for (std::size_t p = 0; p < full[i].size(); ++p)
       for (std::size_t r = 0; r < full[i][p].size(); ++r)
         for (const auto& c : full[i][p][r].links) {
-          uses[c.link].emplace_back(i, p % m, r);
-          ps_per_byte[c.link] = c.ps_per_byte;
+          uses[static_cast<std::size_t>(c.link)].emplace_back(i, p % m, r);
+          ps_per_byte[static_cast<std::size_t>(c.link)] = c.ps_per_byte;
         }
   std::map<std::pair<double, std::vector<Use>>, int> class_of_uses;
-  std::map<int, int> class_of_link;
+  std::vector<int> class_of_link(hops.link_count, -1);
   std::vector<const std::vector<Use>*> uses_of_class;
   std::vector<double> class_ps_per_byte;
-  for (auto& [link, u] : uses) {
+  for (std::size_t link = 0; link < uses.size(); ++link) {
+    auto& u = uses[link];
+    if (u.empty()) continue;
     std::sort(u.begin(), u.end());
-    const auto [it, fresh] = class_of_uses.try_emplace({ps_per_byte[link], u}, static_cast<int>(uses_of_class.size()));
+    const auto [it, fresh] =
+        class_of_uses.try_emplace({ps_per_byte[link], std::move(u)}, static_cast<int>(uses_of_class.size()));
     if (fresh) uses_of_class.push_back(&it->first.second), class_ps_per_byte.push_back(ps_per_byte[link]);
     class_of_link[link] = it->second;
   }
   // Each route crosses the same classes as its copy m hops before.
   auto classes = [&](const core::DagRoute& route) {
     std::vector<int> out;
-    for (const auto& c : route.links) out.push_back(class_of_link[c.link]);
+    for (const auto& c : route.links) out.push_back(class_of_link[static_cast<std::size_t>(c.link)]);
     std::sort(out.begin(), out.end());
     return out;
   };
@@ -103,7 +108,7 @@ LatticeHops lattice_hops(const hw::Cluster& cluster, const StepPlan& plan, const
   if (!n || !same_length || own_starts) return full;
   for (std::size_t m = 1; m < *n; ++m)
     if (*n % m == 0)
-      if (auto reduced = rotated_by(full.routes, m)) return std::move(*reduced);
+      if (auto reduced = rotated_by(full, m)) return std::move(*reduced);
   return full;
 }
 
