@@ -4,6 +4,7 @@
 
 #include "hardware/hardware_readers.hpp"
 #include "hardware/hardware_yaml.hpp"
+#include "sim/config/yaml_field.hpp"
 
 namespace stepsim::hw {
 namespace {

@@ -8,6 +8,7 @@
 #include "hardware/hardware_readers.hpp"
 #include "sim/config/limits.hpp"
 #include "sim/config/paths.hpp"
+#include "sim/config/yaml_field.hpp"
 
 namespace stepsim::hw {
 namespace {

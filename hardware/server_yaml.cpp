@@ -2,6 +2,7 @@
 #include <map>
 
 #include "hardware/hardware_readers.hpp"
+#include "sim/config/yaml_field.hpp"
 
 namespace stepsim::hw {
 namespace {

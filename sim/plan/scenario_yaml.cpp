@@ -13,6 +13,7 @@
 #include "sim/plan/megatron_args.hpp"
 #include "sim/plan/torchtitan_config.hpp"
 #include "sim/config/text_file.hpp"
+#include "sim/config/yaml_field.hpp"
 #include "sim/plan/scenario.hpp"
 #include "sim/plan/strategy_yaml.hpp"
 

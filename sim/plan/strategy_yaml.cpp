@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "sim/config/yaml_field.hpp"
 #include "sim/plan/framework_defaults.hpp"
 #include "sim/plan/rank_grid.hpp"
 #include "sim/plan/scenario.hpp"

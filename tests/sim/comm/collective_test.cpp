@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <tuple>
 
 #include "comm_fixture.hpp"
 #include "hardware/hardware_yaml.hpp"

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <tuple>
 
 #include "models/layer_ops.hpp"
 #include "sim/plan/plan_inputs.hpp"
