@@ -182,16 +182,6 @@ TaskId Engine::arrival_marker(GroupId group) const {
   return TaskId{impl_->graph.groups[group.value].marker};
 }
 
-void Engine::set_tag(TaskId task, std::uint64_t tag) {
-  check_task(*impl_, task, "set_tag");
-  impl_->graph.tasks[task.value].tag = tag;
-}
-
-std::uint64_t Engine::tag(TaskId task) const {
-  check_task(*impl_, task, "tag");
-  return impl_->graph.tasks[task.value].tag;
-}
-
 std::size_t Engine::task_count() const { return impl_->graph.tasks.size(); }
 std::size_t Engine::link_count() const { return impl_->network.link_count(); }
 

@@ -116,10 +116,6 @@ class Engine {
   GroupId add_group(const std::vector<TaskId>& members, Duration after_arrival = {});
   TaskId arrival_marker(GroupId group) const;
 
-  /// An opaque number the caller attaches to a task, handed back to the trace sink.
-  void set_tag(TaskId task, std::uint64_t tag);
-  std::uint64_t tag(TaskId task) const;
-
   std::size_t task_count() const;
   std::size_t link_count() const;
 

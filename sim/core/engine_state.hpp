@@ -1,5 +1,5 @@
 // Internal to sim/core: what an Engine holds. Plain flat vectors indexed by the ids of ids.hpp, so
-// a graph of millions of tasks is a few contiguous arrays (48 bytes per task), not a web of objects.
+// a graph of millions of tasks is a few contiguous arrays (40 bytes per task), not a web of objects.
 //
 // Invariants: tasks on a stream start in the order they were added (task id order); a stream runs
 // at most one task at a time; kNone marks "no stream" / "no active task" inside these records only
@@ -28,7 +28,6 @@ struct TaskRecord {
   std::int64_t work_ps = 0;      ///< compute and delay: duration at full speed
   std::int64_t start_ps = 0;
   std::int64_t finish_ps = 0;
-  std::uint64_t tag = 0;
   std::uint32_t stream = kNone;
   std::uint32_t pending = 0;     ///< unfinished dependencies; +1 on an arrival marker until arrival
   std::uint32_t aux = 0;         ///< transfer: index into transfers; hold: targets not yet finished
@@ -36,6 +35,7 @@ struct TaskRecord {
   TaskState state = TaskState::waiting;
   bool in_group = false;
 };
+static_assert(sizeof(TaskRecord) == 40, "the file comment counts 40 bytes a task: keep records that small");
 
 struct TransferSpec {
   std::uint32_t route_begin = 0;  ///< into TaskGraph::routes

@@ -1,5 +1,5 @@
 // What the engine tells an observer as it runs, so reports can be built without the core knowing
-// what any task means. Task tags are the caller's opaque numbers (Engine::set_tag).
+// what any task means: the caller keeps what its task ids stand for.
 #pragma once
 
 #include "sim/core/ids.hpp"

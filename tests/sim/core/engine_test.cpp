@@ -258,9 +258,3 @@ TEST_CASE("the checkpoint sees every 65,536th task added and event processed, an
   CHECK_THROWS_WITH(stopped.add_marker(), "held too much");
 }
 
-TEST_CASE("tags are handed back") {
-  Engine e;
-  const TaskId t = e.add_marker();
-  e.set_tag(t, 42);
-  CHECK(e.tag(t) == 42);
-}
