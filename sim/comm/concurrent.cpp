@@ -1,6 +1,7 @@
 #include "sim/comm/concurrent.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <stdexcept>
 
@@ -31,10 +32,15 @@ core::Duration engine_time(const hw::Router& router, const std::vector<Collectiv
 // Each request's plan as add_collective() would make it (the tuner's coarse plan for a coarse
 // request, `tuned`'s where given), or nullopt when one of them is a ring (or has ring phases):
 // rings stay flows in the engine, folded or step by step, whose symmetric steps tie as the
-// engine's do.
-std::optional<std::vector<StepPlan>> unfolded_plans(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
-                                                    const std::vector<const PlannedCollective*>& tuned) {
-  std::vector<StepPlan> plans;
+// engine's do. A tuned plan is read where the tuner keeps it, not copied: the DP groups of a
+// stage often share one (tens of thousands of transfers each at 128 servers).
+struct Plans {
+  std::deque<StepPlan> made;              ///< the plans made here
+  std::vector<const StepPlan*> of;        ///< per request: into `made` or a tuned plan
+};
+std::optional<Plans> unfolded_plans(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
+                                    const std::vector<const PlannedCollective*>& tuned) {
+  Plans plans;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const CollectiveRequest& req = requests[i];
     CollectiveRequest fixed = req;
@@ -56,7 +62,8 @@ std::optional<std::vector<StepPlan>> unfolded_plans(const hw::Router& router, co
     }
     for (const auto& t : planned->plan.transfers)
       if (!t.ring.empty()) return std::nullopt;
-    plans.push_back(fresh ? std::move(fresh->plan) : planned->plan);
+    if (fresh) plans.made.push_back(std::move(fresh->plan));
+    plans.of.push_back(fresh ? &plans.made.back() : &planned->plan);
   }
   return plans;
 }
@@ -92,6 +99,22 @@ StepPlan merge_plans(const std::vector<StepPlan>& plans, const std::vector<std::
   return merged;
 }
 
+std::optional<StepPlan> merged_as_copies(const std::vector<const StepPlan*>& plans) {
+  if (plans.size() < 2 || plans.front()->copies != 1) return std::nullopt;
+  const StepPlan& first = *plans.front();
+  for (const StepPlan* p : plans)
+    if (p != &first && !(*p == first)) return std::nullopt;
+  for (const PlannedTransfer& t : first.transfers)
+    if (!t.ring.empty()) return std::nullopt;  // merge_plans refuses those
+  StepPlan copies = first;
+  const std::size_t ranks = copies.rank_done.size(), all = ranks * plans.size();
+  copies.rank_done.resize(all);  // the other groups' ranks do nothing in the first copy
+  copies.copies = static_cast<int>(plans.size());
+  copies.copy_rank.resize(all);
+  for (std::size_t r = 0; r < all; ++r) copies.copy_rank[r] = static_cast<int>((r + ranks) % all);
+  return copies;
+}
+
 core::Duration concurrent_idle_time(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
                                     const std::vector<LinkScale>& degraded,
                                     const std::vector<const PlannedCollective*>& tuned) {
@@ -99,16 +122,23 @@ core::Duration concurrent_idle_time(const hw::Router& router, const std::vector<
   if (!degraded.empty()) return engine_time(router, requests, degraded, tuned);
   const auto plans = unfolded_plans(router, requests, tuned);
   if (!plans) return engine_time(router, requests, degraded, tuned);
-  const bool same_launch = std::all_of(plans->begin(), plans->end(), [&](const StepPlan& p) {
-    return p.launch_latency_ps == plans->front().launch_latency_ps;
+  const bool same_launch = std::all_of(plans->of.begin(), plans->of.end(), [&](const StepPlan* p) {
+    return p->launch_latency_ps == plans->of.front()->launch_latency_ps;
   });
   if (!same_launch) return engine_time(router, requests, degraded, tuned);
   std::vector<std::vector<int>> gpus;
   for (const CollectiveRequest& req : requests) gpus.push_back(req.gpus);
   std::vector<int> all_gpus;
-  const StepPlan merged = merge_plans(*plans, gpus, all_gpus);
-  if (const auto solved = step_plan_time(router, all_gpus, merged)) return *solved;
-  return estimate_plan(router, all_gpus, merged);
+  std::optional<StepPlan> merged = merged_as_copies(plans->of);
+  if (merged) {
+    for (const auto& g : gpus) all_gpus.insert(all_gpus.end(), g.begin(), g.end());
+  } else {
+    std::vector<StepPlan> each;
+    for (const StepPlan* p : plans->of) each.push_back(*p);
+    merged = merge_plans(each, gpus, all_gpus);
+  }
+  if (const auto solved = step_plan_time(router, all_gpus, *merged)) return *solved;
+  return estimate_plan(router, all_gpus, *merged);
 }
 
 }  // namespace stepsim::comm

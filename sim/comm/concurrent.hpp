@@ -8,9 +8,11 @@
 // solved as a transfer DAG within idle_timing()'s bound and timed on paper above it. A tree over
 // 128 single-GPU servers for each of 8 DP groups is 500 thousand transfers that the engine
 // re-solves at every event (minutes per bucket size); as one plan its on-paper time still sees
-// every group's load on each shared link.
+// every group's load on each shared link, and where the groups share one plan (rails alike) that
+// plan is kept in copies, the paper laying out one group's transfers instead of all of them.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "hardware/router.hpp"
@@ -41,5 +43,13 @@ core::Duration concurrent_idle_time(const hw::Router& router, const std::vector<
 /// launch latency.
 StepPlan merge_plans(const std::vector<StepPlan>& plans, const std::vector<std::vector<int>>& gpus,
                      std::vector<int>& merged_gpus);
+
+/// Where `plans` are all one plan (the DP groups of alike TP indices: each group's ranks in the
+/// same order), merge_plans() of them as that plan in copies, group g + 1 being group g's ranks
+/// renamed (StepPlan::copies): its expanded() is merge_plans()'s plan, transfer for transfer and
+/// rank for rank, and the paper times it from the first group where the routes rename as the
+/// ranks do, instead of laying out every group's transfers. nullopt for fewer than two plans, plans
+/// that differ, or plans already in copies or with a folded ring.
+std::optional<StepPlan> merged_as_copies(const std::vector<const StepPlan*>& plans);
 
 }  // namespace stepsim::comm

@@ -51,6 +51,7 @@ struct PlannedTransfer {
   bool is_join = false;
   /// The protocol's network step latency, set on every transfer by CollectiveAlgorithm::plan().
   std::int64_t network_step_latency_ps = 0;
+  bool operator==(const PlannedTransfer&) const = default;
 };
 
 struct StepPlan {
@@ -77,6 +78,7 @@ struct StepPlan {
     transfers.push_back(std::move(transfer));
     return static_cast<int>(transfers.size()) - 1;
   }
+  bool operator==(const StepPlan&) const = default;
 };
 
 /// `plan` with its copies written out (StepPlan::copies): the plan the algorithm writes when not

@@ -1,10 +1,12 @@
 // Collectives started together on an idle machine (concurrent.hpp) against the engine running
 // them all at once, the reference: trees merged into one plan and solved as a DAG take the
-// engine's time; rings stay in the engine; the merged plan on paper is estimate()'s paper.
+// engine's time; rings stay in the engine; the merged plan on paper is estimate()'s paper, and
+// alike plans merged in copies are that merged plan.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "comm_fixture.hpp"
 #include "hardware/hardware_yaml.hpp"
@@ -12,6 +14,7 @@
 #include "sim/comm/algorithm.hpp"
 #include "sim/comm/concurrent.hpp"
 #include "sim/comm/plan_input.hpp"
+#include "sim/comm/step_plan.hpp"
 
 namespace stepsim::comm {
 namespace {
@@ -93,6 +96,37 @@ TEST_CASE("merged plans: ranks and transfers shifted, one rank list per rank, on
                                .coarse = true};
   CHECK_THROWS_AS(merge_plans({make_algorithm(Algorithm::ring)->plan(plan_input(cluster, ring))}, {ring.gpus}, gpus),
                   std::invalid_argument);
+}
+
+TEST_CASE("alike plans merge as one plan in copies: expanded, the merged plan; on paper, its time") {
+  // Trees of 64 MiB (many slices) over one GPU per server, on every rail of 4 servers.
+  const auto cluster = hw::load_cluster("dgx-a100", shape(4, std::nullopt));
+  const hw::Router router(cluster);
+  std::vector<StepPlan> plans;
+  std::vector<std::vector<int>> groups;
+  for (int local = 0; local < 8; ++local) {
+    const CollectiveRequest r{.op = Op::all_reduce, .gpus = rail(cluster, local), .bytes = 64LL << 20,
+                              .algorithm = Algorithm::tree, .protocol = hw::Protocol::simple, .coarse = true};
+    plans.push_back(make_algorithm(Algorithm::tree)->plan(plan_input(cluster, r)));
+    groups.push_back(r.gpus);
+  }
+  std::vector<const StepPlan*> each;
+  for (const StepPlan& p : plans) each.push_back(&p);
+  std::vector<int> gpus;
+  const StepPlan merged = merge_plans(plans, groups, gpus);
+  const auto copies = merged_as_copies(each);
+  REQUIRE(copies.has_value());
+  CHECK(copies->copies == 8);
+  CHECK(copies->transfers.size() == plans.front().transfers.size());
+  CHECK(expanded(*copies) == merged);
+  // The rails rename onto each other, so the paper reads the first group only, to the same time.
+  CHECK(estimate_plan(router, gpus, *copies).ps == estimate_plan(router, gpus, merged).ps);
+
+  CHECK_FALSE(merged_as_copies({each.front()}).has_value());  // one plan: nothing to merge
+  StepPlan later = plans.back();
+  later.launch_latency_ps += 1;
+  each.back() = &later;
+  CHECK_FALSE(merged_as_copies(each).has_value());  // not all the same plan
 }
 
 }  // namespace
