@@ -70,6 +70,7 @@ std::uint32_t append_task(EngineState& s, TaskKind kind, std::optional<StreamId>
   t.kind = kind;
   t.stream = stream ? stream->value : kNone;
   s.graph.tasks.push_back(t);
+  if (stream) ++s.streams[stream->value].task_count;
   const std::uint64_t count = s.graph.tasks.size();
   if (s.limits.checkpoint && count % EngineLimits::kCheckpointEvery == 0) s.limits.checkpoint(count, 0);
   return static_cast<std::uint32_t>(count - 1);
@@ -210,6 +211,12 @@ Duration Engine::sync_wait(TaskId member) const {
   const TaskRecord& r = finished_task(*impl_, member, "sync_wait");
   if (!r.in_group) return {};
   return {impl_->graph.groups[impl_->graph.group_of[member.value]].arrival_ps - r.start_ps};
+}
+
+TaskTimes Engine::times_of(TaskId task) const {
+  const TaskRecord& r = finished_task(*impl_, task, "times_of");
+  const std::int64_t wait = r.in_group ? impl_->graph.groups[impl_->graph.group_of[task.value]].arrival_ps - r.start_ps : 0;
+  return {.start = {r.start_ps}, .finish = {r.finish_ps}, .sync_wait = {wait}};
 }
 
 TimePoint Engine::arrival_of(GroupId group) const {

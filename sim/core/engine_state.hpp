@@ -69,6 +69,7 @@ struct TaskGraph {
 struct StreamRecord {
   std::uint32_t device = 0;
   StreamKind kind = StreamKind::compute;
+  std::uint32_t task_count = 0;   ///< tasks added on it (counted as they are added)
   // Run time: the stream's tasks are order[next, end) of the Simulation's stream order array.
   std::uint32_t next = 0;
   std::uint32_t end = 0;

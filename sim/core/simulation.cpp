@@ -8,10 +8,11 @@ namespace stepsim::core {
 
 RunStats Simulation::run() {
   build_successors();
-  build_stream_orders();
+  std::vector<std::uint32_t> ready;
+  build_stream_orders(ready);
   for (GroupRecord& g : s_.graph.groups) g.not_started = g.size;
-  for (std::uint32_t t = 0; t < s_.graph.tasks.size(); ++t)
-    if (s_.graph.tasks[t].state == TaskState::waiting && s_.graph.tasks[t].pending == 0) make_ready(t);
+  for (const std::uint32_t t : ready)
+    if (s_.graph.tasks[t].state == TaskState::waiting) make_ready(t);
   while (step()) {
   }
   check_all_finished();
@@ -32,19 +33,19 @@ void Simulation::build_successors() {
   s_.graph.edges.release();
 }
 
-void Simulation::build_stream_orders() {
-  std::vector<std::uint32_t> count(s_.streams.size() + 1, 0);
-  for (const TaskRecord& t : s_.graph.tasks)
-    if (t.stream != kNone) ++count[t.stream + 1];
-  for (std::size_t s = 0; s < s_.streams.size(); ++s) {
-    count[s + 1] += count[s];
-    s_.streams[s].next = count[s];
-    s_.streams[s].end = count[s];
+// A counting sort by stream whose counts were kept as the tasks were added; in the same pass over
+// the tasks, those with no dependency, in id order (what the first make_ready calls take).
+void Simulation::build_stream_orders(std::vector<std::uint32_t>& ready) {
+  std::uint32_t begin = 0;
+  for (StreamRecord& st : s_.streams) {
+    st.next = st.end = begin;
+    begin += st.task_count;
   }
-  stream_order_.resize(count.back());
+  stream_order_.resize(begin);
   for (std::uint32_t t = 0; t < s_.graph.tasks.size(); ++t) {
-    const std::uint32_t s = s_.graph.tasks[t].stream;
-    if (s != kNone) stream_order_[s_.streams[s].end++] = t;
+    const TaskRecord& task = s_.graph.tasks[t];
+    if (task.stream != kNone) stream_order_[s_.streams[task.stream].end++] = t;
+    if (task.pending == 0) ready.push_back(t);
   }
 }
 

@@ -24,7 +24,7 @@ class Simulation {
  private:
   // simulation.cpp: the DAG and streams
   void build_successors();
-  void build_stream_orders();
+  void build_stream_orders(std::vector<std::uint32_t>& ready);
   void make_ready(std::uint32_t task);
   void try_start_head(std::uint32_t stream);
   void start(std::uint32_t task);

@@ -41,9 +41,10 @@ void fill_tasks(const Build& b, StepResult& r) {
     t.layer = m.layer;
     t.microbatch = m.microbatch;
     t.chunk = m.chunk;
-    t.start_ps = b.rec.engine().start_of(m.id).ps;
-    t.end_ps = b.rec.engine().finish_of(m.id).ps;
-    t.sync_wait_ps = m.member ? b.rec.engine().sync_wait(m.id).ps : 0;
+    const core::TaskTimes times = b.rec.engine().times_of(m.id);
+    t.start_ps = times.start.ps;
+    t.end_ps = times.finish.ps;
+    t.sync_wait_ps = m.member ? times.sync_wait.ps : 0;
     t.bytes = static_cast<double>(m.bytes);
     t.peer_rank = m.peer;
     t.group = m.group;

@@ -66,7 +66,8 @@ RankTimes measure_ranks(const Build& b) {
   out.host_bound_ps.assign(n, 0);
   out.offload_ps.assign(n, 0);
   for (const TaskMeta& m : b.rec.meta()) {
-    const std::int64_t start = b.rec.engine().start_of(m.id).ps, end = b.rec.engine().finish_of(m.id).ps;
+    const core::TaskTimes times = b.rec.engine().times_of(m.id);
+    const std::int64_t start = times.start.ps, end = times.finish.ps;
     if (!m.member) {
       if (is_compute(m.category)) compute[m.rank].emplace_back(start, end);
       if (m.category == TaskCategory::host || m.category == TaskCategory::host_copies) host[m.rank].emplace_back(start, end);
@@ -76,7 +77,7 @@ RankTimes measure_ranks(const Build& b) {
       if (is_communication(m.category)) moving[m.rank][static_cast<int>(class_of(m.category))].emplace_back(start, end);
       continue;
     }
-    const std::int64_t wait = b.rec.engine().sync_wait(m.id).ps;
+    const std::int64_t wait = times.sync_wait.ps;
     const CommClass cls = class_of(m.category);
     moving[m.rank][static_cast<int>(cls)].emplace_back(start + wait, end);
     if (cls != CommClass::pp) out.stall_ps[m.rank] += wait;

@@ -78,6 +78,15 @@ TEST_CASE("a group records how long each member waited for the others") {
   CHECK(e.finish_of(data) == at(10_us));
   for (const TaskId h : holds) CHECK(e.finish_of(h) == at(10_us));
   CHECK(e.start_of(after) == at(10_us));
+  // times_of reads the same three at once, in a group and out of one.
+  const TaskTimes first = e.times_of(holds[0]);
+  CHECK(first.start == at(2_us));
+  CHECK(first.finish == at(10_us));
+  CHECK(first.sync_wait == 7_us);
+  const TaskTimes alone = e.times_of(after);
+  CHECK(alone.start == at(10_us));
+  CHECK(alone.finish == at(11_us));
+  CHECK(alone.sync_wait == 0_ps);
 }
 
 TEST_CASE("a group's arrival marker may finish a set time after the arrival") {
