@@ -25,6 +25,17 @@ struct EventKey {
   auto operator<=>(const EventKey&) const = default;
 };
 
+/// a < b, as one comparison of (time, seq) read as a 128-bit number (the time's sign bit flipped so
+/// that it orders as unsigned): the heaps' sifts compare at every level, and two 64-bit comparisons
+/// cost a hard-to-predict branch each time.
+inline bool earlier(const EventKey& a, const EventKey& b) {
+  using Wide = unsigned __int128;
+  const auto wide = [](const EventKey& k) {
+    return (static_cast<Wide>(static_cast<std::uint64_t>(k.time_ps) ^ (std::uint64_t{1} << 63)) << 64) | k.seq;
+  };
+  return wide(a) < wide(b);
+}
+
 struct TaskEvent {
   EventKey key;
   std::uint32_t task = 0;
@@ -60,11 +71,11 @@ class EventQueue {
   }
 
  private:
-  bool now_first() const { return head_ < now_.size() && (heap_.empty() || now_[head_].key < heap_.front().key); }
+  bool now_first() const { return head_ < now_.size() && (heap_.empty() || earlier(now_[head_].key, heap_.front().key)); }
 
   // A function object, not a function pointer, so the heap algorithms inline the comparison.
   struct Later {
-    bool operator()(const TaskEvent& a, const TaskEvent& b) const { return b.key < a.key; }
+    bool operator()(const TaskEvent& a, const TaskEvent& b) const { return earlier(b.key, a.key); }
   };
   std::vector<TaskEvent> heap_;
   std::vector<TaskEvent> now_;  // zero-delay events, now_[head_, end) still queued
@@ -91,7 +102,7 @@ class FlowHeap {
       slot_[id] = static_cast<std::uint32_t>(heap_.size());
       heap_.push_back(id);
       sift_up(slot_[id]);
-    } else if (k < old) {
+    } else if (earlier(k, old)) {
       sift_up(slot_[id]);
     } else {
       sift_down(slot_[id]);
@@ -121,7 +132,7 @@ class FlowHeap {
     const std::uint32_t id = heap_[i];
     while (i > 0) {
       const std::uint32_t parent = (i - 1) / 2;
-      if (!(key_[id] < key_[heap_[parent]])) break;
+      if (!earlier(key_[id], key_[heap_[parent]])) break;
       place(i, heap_[parent]);
       i = parent;
     }
@@ -133,8 +144,8 @@ class FlowHeap {
     for (;;) {
       std::size_t child = 2 * static_cast<std::size_t>(i) + 1;
       if (child >= n) break;
-      if (child + 1 < n && key_[heap_[child + 1]] < key_[heap_[child]]) ++child;
-      if (!(key_[heap_[child]] < key_[id])) break;
+      if (child + 1 < n && earlier(key_[heap_[child + 1]], key_[heap_[child]])) ++child;
+      if (!earlier(key_[heap_[child]], key_[id])) break;
       place(i, heap_[child]);
       i = static_cast<std::uint32_t>(child);
     }

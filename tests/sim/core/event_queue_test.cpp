@@ -1,7 +1,10 @@
 // The event loop's queue (sim/core/event_queue.hpp): zero-delay events wait in a FIFO beside the
-// heap, and the two together must pop in exactly the (time, seq) order one heap would.
+// heap, and the two together must pop in exactly the (time, seq) order one heap would, which
+// earlier() compares as one 128-bit number.
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <limits>
 #include <queue>
 #include <random>
 #include <vector>
@@ -60,4 +63,19 @@ TEST_CASE("any run of pushes and pops: the same order as one binary heap") {
     now = reference.top().key.time_ps;
     reference.pop();
   }
+}
+
+TEST_CASE("earlier() orders keys as (time, seq) does, negative times and the largest seq included") {
+  const std::int64_t times[] = {std::numeric_limits<std::int64_t>::min(), -1, 0, 1, 7, std::numeric_limits<std::int64_t>::max()};
+  const std::uint64_t seqs[] = {0, 1, 2, std::uint64_t{1} << 63, std::numeric_limits<std::uint64_t>::max()};
+  std::vector<EventKey> keys;
+  for (const std::int64_t t : times)
+    for (const std::uint64_t s : seqs) keys.push_back({t, s});
+  int checked = 0;
+  for (const EventKey& a : keys)
+    for (const EventKey& b : keys) {
+      CHECK(earlier(a, b) == (a < b));
+      ++checked;
+    }
+  CHECK(checked == 900);
 }
