@@ -64,7 +64,7 @@ CollectiveTasks emit_collective(Network& network, const CollectiveRequest& reque
 /// that emits the same collective many times (a pipeline channel's sends) lays it out once.
 struct LaidOutCollective {
   struct Flow {
-    std::vector<core::LinkId> route;
+    core::RouteId route;  ///< kept by the engine, taken by every emit
     std::int64_t bytes = 0;
     core::Duration latency{};
   };

@@ -42,11 +42,11 @@ std::optional<core::LinkId> Network::used_link(int index) const {
   return id.value == kNotAdded ? std::nullopt : std::optional<core::LinkId>(id);
 }
 
-std::vector<core::LinkId> Network::engine_route(const hw::Route& route) const {
-  std::vector<core::LinkId> out;
-  out.reserve(route.size());
-  for (int l : route) out.push_back(link(l));
-  return out;
+core::RouteId Network::engine_route(const hw::Route& route) const {
+  std::vector<core::LinkId> links;
+  links.reserve(route.size());
+  for (int l : route) links.push_back(link(l));
+  return engine_.add_route(links);
 }
 
 const PlannedCollective* Network::planned(const CollectiveKey& key) const {

@@ -83,7 +83,8 @@ class Network {
   core::LinkId link(int index) const;
   /// The engine link of cluster link `index` if something used it, else nothing.
   std::optional<core::LinkId> used_link(int index) const;
-  std::vector<core::LinkId> engine_route(const hw::Route& route) const;
+  /// `route` kept by the engine (Engine::add_route), its links added as link() does.
+  core::RouteId engine_route(const hw::Route& route) const;
 
   /// The plan kept for `key`, or null.
   const PlannedCollective* planned(const CollectiveKey& key) const;

@@ -89,22 +89,38 @@ TaskId Engine::add_compute(StreamId stream, Duration duration) {
   return TaskId{id};
 }
 
-TaskId Engine::add_transfer(std::span<const LinkId> route, std::int64_t bytes, Duration latency,
-                            std::optional<StreamId> stream) {
-  if (route.empty()) fail("add_transfer: the route is empty; a transfer needs at least one link");
+RouteId Engine::add_route(std::span<const LinkId> route) {
+  if (route.empty()) fail("add_route: the route is empty; a transfer needs at least one link");
   for (const LinkId l : route)
     if (!impl_->network.has_link(l))
-      fail("add_transfer: unknown link " + str(l.value) + " in the route (there are " +
-           str(impl_->network.link_count()) + ")");
+      fail("add_route: unknown link " + str(l.value) + " in the route (there are " + str(impl_->network.link_count()) + ")");
+  TaskGraph& g = impl_->graph;
+  if (g.routes.size() + route.size() > kMaxTasks) fail("add_route: too many route links");
+  const auto begin = static_cast<std::uint32_t>(g.routes.size());
+  g.routes.append(route.data(), route.data() + route.size());
+  g.route_spans.push_back(RouteSpan{begin, static_cast<std::uint32_t>(g.routes.size())});
+  return RouteId{static_cast<std::uint32_t>(g.route_spans.size() - 1)};
+}
+
+TaskId Engine::add_transfer(RouteId route, std::int64_t bytes, Duration latency, std::optional<StreamId> stream) {
+  TaskGraph& g = impl_->graph;
+  if (route.value >= g.route_spans.size())
+    fail("add_transfer: unknown route " + str(route.value) + " (there are " + str(g.route_spans.size()) + ")");
   if (bytes < 0) fail("add_transfer: bytes must be >= 0, got " + std::to_string(bytes));
   if (latency.ps < 0) fail("add_transfer: latency must be >= 0 ps, got " + std::to_string(latency.ps));
   const std::uint32_t id = append_task(*impl_, TaskKind::transfer, stream, "add_transfer");
-  TaskGraph& g = impl_->graph;
   g.tasks[id].aux = static_cast<std::uint32_t>(g.transfers.size());
-  const auto begin = static_cast<std::uint32_t>(g.routes.size());
-  g.routes.append(route.data(), route.data() + route.size());
-  g.transfers.push_back(TransferSpec{begin, static_cast<std::uint32_t>(g.routes.size()), bytes, latency.ps});
+  const RouteSpan span = g.route_spans[route.value];
+  g.transfers.push_back(TransferSpec{span.begin, span.end, bytes, latency.ps});
   return TaskId{id};
+}
+
+TaskId Engine::add_transfer(std::span<const LinkId> route, std::int64_t bytes, Duration latency,
+                            std::optional<StreamId> stream) {
+  // Checked before the route is kept, so a transfer refused leaves no route behind.
+  if (bytes < 0) fail("add_transfer: bytes must be >= 0, got " + std::to_string(bytes));
+  if (latency.ps < 0) fail("add_transfer: latency must be >= 0 ps, got " + std::to_string(latency.ps));
+  return add_transfer(add_route(route), bytes, latency, stream);
 }
 
 TaskId Engine::add_delay(Duration duration, std::optional<StreamId> stream) {

@@ -103,7 +103,11 @@ class Engine {
   void scale_link(LinkId link, double factor);
 
   TaskId add_compute(StreamId stream, Duration duration);
-  /// The route is copied into the graph.
+  /// Keeps a route (a non-empty list of known links) for transfers to take: a collective repeated
+  /// every layer keeps its routes once instead of once per transfer.
+  RouteId add_route(std::span<const LinkId> route);
+  TaskId add_transfer(RouteId route, std::int64_t bytes, Duration latency, std::optional<StreamId> stream = std::nullopt);
+  /// A transfer over a route taken by it alone: add_route(), then add_transfer() over it.
   TaskId add_transfer(std::span<const LinkId> route, std::int64_t bytes, Duration latency,
                       std::optional<StreamId> stream = std::nullopt);
   TaskId add_transfer(std::initializer_list<LinkId> route, std::int64_t bytes, Duration latency,

@@ -37,8 +37,14 @@ struct TaskRecord {
 };
 static_assert(sizeof(TaskRecord) == 40, "the file comment counts 40 bytes a task: keep records that small");
 
+/// A kept route: TaskGraph::routes[begin, end).
+struct RouteSpan {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+};
+
 struct TransferSpec {
-  std::uint32_t route_begin = 0;  ///< into TaskGraph::routes
+  std::uint32_t route_begin = 0;  ///< into TaskGraph::routes: its RouteSpan
   std::uint32_t route_end = 0;
   std::int64_t bytes = 0;
   std::int64_t latency_ps = 0;
@@ -60,7 +66,8 @@ struct Edge {
 struct TaskGraph {
   PodVector<TaskRecord> tasks;
   PodVector<TransferSpec> transfers;
-  PodVector<LinkId> routes;  ///< all transfer routes, flat
+  PodVector<LinkId> routes;  ///< every kept route's links, flat
+  PodVector<RouteSpan> route_spans;  ///< by RouteId
   PodVector<Edge> edges;
   PodVector<GroupRecord> groups;
   PodVector<std::uint32_t> group_of;  ///< task -> its group where TaskRecord::in_group, sized as groups are added

@@ -17,6 +17,7 @@ STEPSIM_DEFINE_ID(StreamId)  ///< an in-order queue of tasks, like a CUDA stream
 STEPSIM_DEFINE_ID(DeviceId)  ///< an interference domain: streams on one device slow each other
 STEPSIM_DEFINE_ID(LinkId)    ///< a directed link of the flow network
 STEPSIM_DEFINE_ID(GroupId)   ///< a set of member tasks that must all arrive (a collective)
+STEPSIM_DEFINE_ID(RouteId)   ///< a route kept once and taken by any number of transfers
 
 #undef STEPSIM_DEFINE_ID
 

@@ -61,7 +61,7 @@ class OptimizerOffload {
 
   /// A rank's way to host memory and back, as engine links, with the links' latency.
   struct HostWay {
-    std::vector<core::LinkId> out, in;
+    core::RouteId out, in;
     core::Duration latency;
   };
   const HostWay& way(int local);

@@ -44,7 +44,7 @@ core::TaskId TaskRecorder::host(int local, std::int64_t ps, int layer, int mb, i
   return work(local, Slot::host, ps, cat, layer, mb, chunk);
 }
 
-core::TaskId TaskRecorder::transfer(int local, Slot slot, std::span<const core::LinkId> route, std::int64_t bytes,
+core::TaskId TaskRecorder::transfer(int local, Slot slot, core::RouteId route, std::int64_t bytes,
                                    core::Duration latency, TaskCategory cat, int layer, int mb, bool to_host) {
   const core::TaskId id = engine_.add_transfer(route, bytes, latency, stream(local, slot));
   meta_.push_back({id, local, layer, mb, bytes, cat, slot, 0, false, to_host ? kToHost : std::int8_t{0}, -1});

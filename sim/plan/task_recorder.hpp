@@ -89,9 +89,9 @@ class TaskRecorder {
   /// `ps` of the host thread's time on its stream (Slot::host), recorded as `cat` (host or
   /// host_copies).
   core::TaskId host(int local, std::int64_t ps, int layer, int mb, int chunk, TaskCategory cat = TaskCategory::host);
-  /// `bytes` over `route` (engine links) after `latency`, on the rank's `slot` stream, recorded
+  /// `bytes` over `route` (kept by the engine) after `latency`, on the rank's `slot` stream, recorded
   /// as `cat`: ZeRO-Offload's copies between GPU and host memory.
-  core::TaskId transfer(int local, Slot slot, std::span<const core::LinkId> route, std::int64_t bytes, core::Duration latency,
+  core::TaskId transfer(int local, Slot slot, core::RouteId route, std::int64_t bytes, core::Duration latency,
                         TaskCategory cat, int layer, int mb, bool to_host);
   /// `ps` on the rank's `slot` stream that is not GPU work (its faults do not slow it), recorded as
   /// `cat`: the host CPU's optimizer step under ZeRO-Offload.

@@ -5,6 +5,7 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 #include "sim/core/engine.hpp"
 #include "sim/core/max_min.hpp"
@@ -146,13 +147,33 @@ TEST_CASE("link and route errors are reported at once") {
                        std::invalid_argument);
   CHECK_THROWS_AS(e.add_link(-5.0), std::invalid_argument);
   CHECK_THROWS_WITH_AS(e.add_transfer({}, 10, 0_ps),
-                       "add_transfer: the route is empty; a transfer needs at least one link", std::invalid_argument);
+                       "add_route: the route is empty; a transfer needs at least one link", std::invalid_argument);
   CHECK_THROWS_WITH_AS(e.add_transfer({LinkId{3}}, 10, 0_ps),
-                       "add_transfer: unknown link 3 in the route (there are 0)", std::invalid_argument);
+                       "add_route: unknown link 3 in the route (there are 0)", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(e.add_transfer(RouteId{0}, 10, 0_ps), "add_transfer: unknown route 0 (there are 0)",
+                       std::invalid_argument);
   const LinkId l = e.add_link(1e9);
   CHECK_THROWS_AS(e.add_transfer({l}, -1, 0_ps), std::invalid_argument);
+  CHECK_THROWS_AS(e.add_transfer(e.add_route(std::vector<LinkId>{l}), 10, Duration{-1}), std::invalid_argument);
   CHECK_THROWS_AS(e.scale_link(l, 0.0), std::invalid_argument);
   CHECK(e.task_count() == 0);
+}
+
+TEST_CASE("transfers that take one kept route share its links as transfers of their own routes do") {
+  // Two 1000 B transfers over the same two links at 1 GB/s, at once: each gets half the rate, 2 us,
+  // whether they take one kept route or each a copy of it.
+  for (const bool kept : {true, false}) {
+    CAPTURE(kept);
+    Engine e;
+    const std::vector<LinkId> links{e.add_link(1e9), e.add_link(1e9)};
+    const RouteId route = e.add_route(links);
+    const TaskId a = kept ? e.add_transfer(route, 1000, 0_ps) : e.add_transfer(links, 1000, 0_ps);
+    const TaskId b = kept ? e.add_transfer(route, 1000, 0_ps) : e.add_transfer(links, 1000, 0_ps);
+    e.run();
+    CHECK(e.finish_of(a) == at(2_us));
+    CHECK(e.finish_of(b) == at(2_us));
+    CHECK(e.link_bytes(links[0]) == 2000.0);
+  }
 }
 
 namespace {
