@@ -24,6 +24,7 @@
 #include "sim/comm/network.hpp"
 #include "sim/comm/ops.hpp"
 #include "sim/comm/timing_method.hpp"
+#include "sim/core/ids.hpp"
 #include "sim/core/time.hpp"
 
 namespace stepsim::comm {
@@ -64,7 +65,7 @@ CollectiveTasks emit_collective(Network& network, const CollectiveRequest& reque
 /// that emits the same collective many times (a pipeline channel's sends) lays it out once.
 struct LaidOutCollective {
   struct Flow {
-    core::RouteId route;  ///< kept by the engine, taken by every emit
+    core::RouteId route;  ///< kept by the engine when laid out, taken by every emit of this layout
     std::int64_t bytes = 0;
     core::Duration latency{};
   };

@@ -4,6 +4,7 @@
 #include <deque>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include "sim/comm/network.hpp"
 #include "sim/comm/plan_dag.hpp"
@@ -29,18 +30,19 @@ core::Duration engine_time(const hw::Router& router, const std::vector<Collectiv
   return engine.run().makespan - core::TimePoint{};
 }
 
+// The requests' plans, filled in place (it points into itself).
+struct Plans {
+  std::deque<StepPlan> made;                  ///< the plans made here (a deque: they never move)
+  std::vector<const StepPlan*> per_request;   ///< into `made` or a tuned plan
+};
+
 // Each request's plan as add_collective() would make it (the tuner's coarse plan for a coarse
-// request, `tuned`'s where given), or nullopt when one of them is a ring (or has ring phases):
+// request, `tuned`'s where given), or false when one of them is a ring (or has ring phases):
 // rings stay flows in the engine, folded or step by step, whose symmetric steps tie as the
 // engine's do. A tuned plan is read where the tuner keeps it, not copied: the DP groups of a
 // stage often share one (tens of thousands of transfers each at 128 servers).
-struct Plans {
-  std::deque<StepPlan> made;              ///< the plans made here
-  std::vector<const StepPlan*> of;        ///< per request: into `made` or a tuned plan
-};
-std::optional<Plans> unfolded_plans(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
-                                    const std::vector<const PlannedCollective*>& tuned) {
-  Plans plans;
+bool unfolded_plans(const hw::Router& router, const std::vector<CollectiveRequest>& requests,
+                    const std::vector<const PlannedCollective*>& tuned, Plans& plans) {
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const CollectiveRequest& req = requests[i];
     CollectiveRequest fixed = req;
@@ -55,17 +57,17 @@ std::optional<Plans> unfolded_plans(const hw::Router& router, const std::vector<
       fixed.protocol = choice.protocol;
       if (req.coarse) fresh = std::move(choice.coarse_plan);
     }
-    if (has_folded_form(req.op, fixed.algorithm)) return std::nullopt;
+    if (has_folded_form(req.op, fixed.algorithm)) return false;
     if (!planned) {
       if (!fresh) fresh = plan_collective(router, fixed);
       planned = &*fresh;
     }
     for (const auto& t : planned->plan.transfers)
-      if (!t.ring.empty()) return std::nullopt;
+      if (!t.ring.empty()) return false;
     if (fresh) plans.made.push_back(std::move(fresh->plan));
-    plans.of.push_back(fresh ? &plans.made.back() : &planned->plan);
+    plans.per_request.push_back(fresh ? &plans.made.back() : &planned->plan);
   }
-  return plans;
+  return true;
 }
 
 }  // namespace
@@ -120,22 +122,23 @@ core::Duration concurrent_idle_time(const hw::Router& router, const std::vector<
                                     const std::vector<const PlannedCollective*>& tuned) {
   if (requests.empty()) return {};
   if (!degraded.empty()) return engine_time(router, requests, degraded, tuned);
-  const auto plans = unfolded_plans(router, requests, tuned);
-  if (!plans) return engine_time(router, requests, degraded, tuned);
-  const bool same_launch = std::all_of(plans->of.begin(), plans->of.end(), [&](const StepPlan* p) {
-    return p->launch_latency_ps == plans->of.front()->launch_latency_ps;
+  Plans plans;
+  if (!unfolded_plans(router, requests, tuned, plans)) return engine_time(router, requests, degraded, tuned);
+  const auto& each = plans.per_request;
+  const bool same_launch = std::all_of(each.begin(), each.end(), [&](const StepPlan* p) {
+    return p->launch_latency_ps == each.front()->launch_latency_ps;
   });
   if (!same_launch) return engine_time(router, requests, degraded, tuned);
   std::vector<std::vector<int>> gpus;
   for (const CollectiveRequest& req : requests) gpus.push_back(req.gpus);
   std::vector<int> all_gpus;
-  std::optional<StepPlan> merged = merged_as_copies(plans->of);
+  std::optional<StepPlan> merged = merged_as_copies(each);
   if (merged) {
     for (const auto& g : gpus) all_gpus.insert(all_gpus.end(), g.begin(), g.end());
   } else {
-    std::vector<StepPlan> each;
-    for (const StepPlan* p : plans->of) each.push_back(*p);
-    merged = merge_plans(each, gpus, all_gpus);
+    std::vector<StepPlan> copied;
+    for (const StepPlan* p : each) copied.push_back(*p);
+    merged = merge_plans(copied, gpus, all_gpus);
   }
   if (const auto solved = step_plan_time(router, all_gpus, *merged)) return *solved;
   return estimate_plan(router, all_gpus, *merged);

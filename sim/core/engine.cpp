@@ -61,11 +61,16 @@ void Engine::scale_link(LinkId link, double factor) {
 
 namespace {
 
-std::uint32_t append_task(EngineState& s, TaskKind kind, std::optional<StreamId> stream, const char* who) {
+// What adding a task on `stream` requires, checked before anything is added.
+void check_append(const EngineState& s, std::optional<StreamId> stream, const char* who) {
   if (stream && stream->value >= s.streams.size())
     fail(std::string(who) + ": unknown stream " + str(stream->value) + " (there are " + str(s.streams.size()) + ")");
   if (s.graph.tasks.size() >= kMaxTasks) fail(std::string(who) + ": too many tasks");
   if (s.ran) throw std::logic_error(std::string(who) + ": the engine has already run");
+}
+
+std::uint32_t append_task(EngineState& s, TaskKind kind, std::optional<StreamId> stream, const char* who) {
+  check_append(s, stream, who);
   TaskRecord t;
   t.kind = kind;
   t.stream = stream ? stream->value : kNone;
@@ -90,12 +95,13 @@ TaskId Engine::add_compute(StreamId stream, Duration duration) {
 }
 
 RouteId Engine::add_route(std::span<const LinkId> route) {
+  if (impl_->ran) throw std::logic_error("add_route: the engine has already run");
   if (route.empty()) fail("add_route: the route is empty; a transfer needs at least one link");
   for (const LinkId l : route)
     if (!impl_->network.has_link(l))
       fail("add_route: unknown link " + str(l.value) + " in the route (there are " + str(impl_->network.link_count()) + ")");
   TaskGraph& g = impl_->graph;
-  if (g.routes.size() + route.size() > kMaxTasks) fail("add_route: too many route links");
+  if (g.routes.size() + route.size() > kMaxRouteLinks) fail("add_route: too many route links");
   const auto begin = static_cast<std::uint32_t>(g.routes.size());
   g.routes.append(route.data(), route.data() + route.size());
   g.route_spans.push_back(RouteSpan{begin, static_cast<std::uint32_t>(g.routes.size())});
@@ -118,6 +124,7 @@ TaskId Engine::add_transfer(RouteId route, std::int64_t bytes, Duration latency,
 TaskId Engine::add_transfer(std::span<const LinkId> route, std::int64_t bytes, Duration latency,
                             std::optional<StreamId> stream) {
   // Checked before the route is kept, so a transfer refused leaves no route behind.
+  check_append(*impl_, stream, "add_transfer");
   if (bytes < 0) fail("add_transfer: bytes must be >= 0, got " + std::to_string(bytes));
   if (latency.ps < 0) fail("add_transfer: latency must be >= 0 ps, got " + std::to_string(latency.ps));
   return add_transfer(add_route(route), bytes, latency, stream);

@@ -25,8 +25,9 @@
 // Complexity: O((tasks + dependencies) log tasks) for the DAG; flow rates are recomputed once per
 // timestamp, only for the flows connected (through shared links) to those that started or ended.
 //
-// Errors: adding a task on an unknown stream, a transfer with an empty route or an unknown link, a
-// link with capacity <= 0, a dependency on an unknown task throw std::invalid_argument at once; a
+// Errors: adding a task on an unknown stream, a route that is empty or names an unknown link, a
+// transfer over an unknown route, a link with capacity <= 0, a dependency on an unknown task throw
+// std::invalid_argument at once; anything added after run() throws std::logic_error; a
 // dependency cycle, or the event/time cap, makes run() throw SimulationError. Never a hang.
 #pragma once
 
@@ -106,6 +107,7 @@ class Engine {
   /// Keeps a route (a non-empty list of known links) for transfers to take: a collective repeated
   /// every layer keeps its routes once instead of once per transfer.
   RouteId add_route(std::span<const LinkId> route);
+  /// `bytes` (>= 0) over a kept route after `latency` (>= 0), on `stream` if given.
   TaskId add_transfer(RouteId route, std::int64_t bytes, Duration latency, std::optional<StreamId> stream = std::nullopt);
   /// A transfer over a route taken by it alone: add_route(), then add_transfer() over it.
   TaskId add_transfer(std::span<const LinkId> route, std::int64_t bytes, Duration latency,

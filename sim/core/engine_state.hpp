@@ -20,6 +20,7 @@ inline constexpr std::uint32_t kNone = 0xffffffffu;
 /// Set on the target of an edge that releases a hold (hold_until) rather than a dependency.
 inline constexpr std::uint32_t kHoldEdge = 0x80000000u;
 inline constexpr std::uint32_t kMaxTasks = kHoldEdge - 1;
+inline constexpr std::uint32_t kMaxRouteLinks = 0xfffffffeu;  ///< RouteSpan indexes them in 32 bits
 
 enum class TaskKind : std::uint8_t { compute, transfer, delay, marker, hold };
 enum class TaskState : std::uint8_t { waiting, ready, running, finished };
@@ -44,7 +45,7 @@ struct RouteSpan {
 };
 
 struct TransferSpec {
-  std::uint32_t route_begin = 0;  ///< into TaskGraph::routes: its RouteSpan
+  std::uint32_t route_begin = 0;  ///< its route's RouteSpan, copied: the run reads no second table
   std::uint32_t route_end = 0;
   std::int64_t bytes = 0;
   std::int64_t latency_ps = 0;

@@ -25,6 +25,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/core/ids.hpp"
 #include "sim/plan/task_graph.hpp"
 
 namespace stepsim::plan {
@@ -59,7 +60,7 @@ class OptimizerOffload {
   /// The sum of optimizer_shard_params over the GPUs of `global`'s server: what its CPU steps.
   std::int64_t server_params(int global);
 
-  /// A rank's way to host memory and back, as engine links, with the links' latency.
+  /// A rank's way to host memory and back, as routes kept by the engine, with the links' latency.
   struct HostWay {
     core::RouteId out, in;
     core::Duration latency;

@@ -120,9 +120,16 @@ TEST_CASE("alike plans merge as one plan in copies: expanded, the merged plan; o
   CHECK(copies->transfers.size() == plans.front().transfers.size());
   CHECK(expanded(*copies) == merged);
   // The rails rename onto each other, so the paper reads the first group only, to the same time.
+  CHECK(paper_uses_copies(router, gpus, *copies));
   CHECK(estimate_plan(router, gpus, *copies).ps == estimate_plan(router, gpus, merged).ps);
 
   CHECK_FALSE(merged_as_copies({each.front()}).has_value());  // one plan: nothing to merge
+  StepPlan in_copies = *copies;  // already in copies
+  CHECK_FALSE(merged_as_copies({&in_copies, &in_copies}).has_value());
+  const CollectiveRequest ring{.op = Op::all_reduce, .gpus = rail(cluster, 0), .bytes = 64LL << 20,
+                               .algorithm = Algorithm::ring, .protocol = hw::Protocol::simple, .coarse = true};
+  const StepPlan folded = make_algorithm(Algorithm::ring)->plan(plan_input(cluster, ring));
+  CHECK_FALSE(merged_as_copies({&folded, &folded}).has_value());  // a folded ring: timed by its lattice
   StepPlan later = plans.back();
   later.launch_latency_ps += 1;
   each.back() = &later;

@@ -193,6 +193,7 @@ TEST_CASE("a dependency cycle is a SimulationError, not a hang") {
                        SimulationError);
   CHECK(e.finish_of(free_task) == at(0_us));
   CHECK_THROWS_AS(e.finish_of(a), std::logic_error);
+  CHECK_THROWS_AS(e.times_of(a), std::logic_error);
 }
 
 TEST_CASE("a hold waiting for a task behind it on its own stream is stuck, not a hang") {

@@ -154,9 +154,16 @@ TEST_CASE("link and route errors are reported at once") {
                        std::invalid_argument);
   const LinkId l = e.add_link(1e9);
   CHECK_THROWS_AS(e.add_transfer({l}, -1, 0_ps), std::invalid_argument);
-  CHECK_THROWS_AS(e.add_transfer(e.add_route(std::vector<LinkId>{l}), 10, Duration{-1}), std::invalid_argument);
+  CHECK_THROWS_AS(e.add_transfer({l}, 10, 0_ps, StreamId{7}), std::invalid_argument);  // unknown stream
+  // None of the transfers refused above kept its route: the first route kept is route 0.
+  const RouteId first = e.add_route(std::vector<LinkId>{l});
+  CHECK(first == RouteId{0});
+  CHECK_THROWS_AS(e.add_transfer(first, 10, Duration{-1}), std::invalid_argument);
   CHECK_THROWS_AS(e.scale_link(l, 0.0), std::invalid_argument);
   CHECK(e.task_count() == 0);
+  e.run();
+  CHECK_THROWS_AS(e.add_route(std::vector<LinkId>{l}), std::logic_error);
+  CHECK_THROWS_AS(e.add_transfer(first, 10, 0_ps), std::logic_error);
 }
 
 TEST_CASE("transfers that take one kept route share its links as transfers of their own routes do") {
