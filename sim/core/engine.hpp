@@ -27,7 +27,7 @@
 //
 // Errors: adding a task on an unknown stream, a route that is empty or names an unknown link, a
 // transfer over an unknown route, a link with capacity <= 0, a dependency on an unknown task throw
-// std::invalid_argument at once; anything added after run() throws std::logic_error; a
+// std::invalid_argument at once; a task, link or route added after run() throws std::logic_error; a
 // dependency cycle, or the event/time cap, makes run() throw SimulationError. Never a hang.
 #pragma once
 
