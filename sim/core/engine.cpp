@@ -230,11 +230,7 @@ const TaskRecord& finished_task(const EngineState& s, TaskId t, const char* who)
 TimePoint Engine::start_of(TaskId task) const { return {finished_task(*impl_, task, "start_of").start_ps}; }
 TimePoint Engine::finish_of(TaskId task) const { return {finished_task(*impl_, task, "finish_of").finish_ps}; }
 
-Duration Engine::sync_wait(TaskId member) const {
-  const TaskRecord& r = finished_task(*impl_, member, "sync_wait");
-  if (!r.in_group) return {};
-  return {impl_->graph.groups[impl_->graph.group_of[member.value]].arrival_ps - r.start_ps};
-}
+Duration Engine::sync_wait(TaskId member) const { return times_of(member).sync_wait; }
 
 TaskTimes Engine::times_of(TaskId task) const {
   const TaskRecord& r = finished_task(*impl_, task, "times_of");
