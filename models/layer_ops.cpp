@@ -313,6 +313,14 @@ std::int64_t mla_latent_bytes(const ModelSpec& m, const LayerShape& shape) {
   return x.tokens * (query + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * static_cast<I64>(x.e);
 }
 
+OpCost gradient_accumulation_op(std::int64_t params, int tensors, int grad_bytes, int kept_bytes) {
+  const double bytes = static_cast<double>(params) * (grad_bytes + 2.0 * kept_bytes);
+  OpCost op = memory_op("grad_accumulate", 0, bytes, 0, std::max(1, tensors));
+  op.fwd_kernels = 0;
+  op.fwd_host_calls = 0;
+  return op;
+}
+
 OpTotals sum_ops(const std::vector<OpCost>& ops) {
   OpTotals t;
   for (const auto& op : ops) {

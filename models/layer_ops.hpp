@@ -191,6 +191,12 @@ std::vector<OpCost> logits_ops(const ModelSpec& m, const LayerShape& shape);
 /// layer_ops() of the last layer's shape; its output head and loss are logits_ops() again.
 std::vector<OpCost> mtp_input_ops(const ModelSpec& m, const LayerShape& shape);
 
+/// The kernels that add one microbatch's weight gradients into the gradients kept across a step's
+/// microbatches, where the framework runs them apart from the weight-gradient GEMM: `params`
+/// elements in `tensors` tensors (one elementwise add each), each reading the new `grad_bytes`
+/// gradient and reading and writing the kept `kept_bytes` one. A backward-only memory op.
+OpCost gradient_accumulation_op(std::int64_t params, int tensors, int grad_bytes, int kept_bytes);
+
 /// Bytes one rank sends in a MoE layer's token dispatch all-to-all under expert parallelism (the
 /// nccl-tests size of the alltoall): its (s/t with SP) tokens, k copies each, h wide, at the
 /// busiest rank's load_imbalance. The combine all-to-all moves the same back. 0 when ep == 1.

@@ -88,6 +88,11 @@ def megatron_sc21(r):
     # (--async-tensor-model-parallel-allreduce, apex ColumnParallelLinearWithAsyncAllreduce) came late 2021.
     if int(r['tp']) > 1:
         strategy['tp_overlap'] = 'false'
+    # Nor did it fuse gradient accumulation into the weight-gradient GEMM (Megatron's later
+    # --gradient-accumulation-fusion, apex's fused_weight_gradient_mlp_cuda; SRUN.sh runs pytorch:20.12):
+    # its fp16 gradients (torch DDP under no_sync, or 'local' DDP without
+    # --use-contiguous-buffers-in-ddp) add up in param.grad by autograd, one add per tensor.
+    strategy['grad_accumulation'] = 'autograd'
     nodes = int(r['num_gpus']) // 8
     return ('sc21', f"SC21 Table 1 {r['model']}", '{preset: dgx-a100, nodes: %d}' % nodes, preset,
             {'seq_len': r['seq_len'], 'global_batch': r['global_batch'], 'precision': 'fp16'},
@@ -119,7 +124,8 @@ def sc21_table2(r):
                     'flash_attention': 'false'}
         if pp == 35:
             strategy['v'] = 3
-        strategy.update({'dp_overlap': 'false', 'tp_overlap': 'false'})  # as megatron_sc21 above
+        # As megatron_sc21 above.
+        strategy.update({'dp_overlap': 'false', 'tp_overlap': 'false', 'grad_accumulation': 'autograd'})
     fewest = gpus in (560, 640)
     group = f"{model} fewest GPUs that fit" if fewest else f"{model} gb {r['global_batch']} on {gpus} GPUs"
     scheme = 'ZeRO-3' if zero3 else 'PTD-P'

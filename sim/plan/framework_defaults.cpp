@@ -9,6 +9,7 @@ void apply_framework_defaults(Strategy& s) {
     case Framework::deepspeed:
       s.dp_overlap = s.zero_stage == 3;
       s.dp_bucket_bytes = 2 * std::int64_t{500'000'000};
+      s.grad_accumulation = GradAccumulation::autograd;
       return;
     case Framework::megatron_core:
       s.distributed_optimizer = true;
@@ -19,6 +20,7 @@ void apply_framework_defaults(Strategy& s) {
       return;
     case Framework::fsdp:
       s.zero_stage = 3;  // FULL_SHARD; the reader refuses another stage written with it
+      s.grad_accumulation = GradAccumulation::autograd;
       return;
   }
 }

@@ -3,9 +3,9 @@
 // overrides them.
 //
 // generic: the Strategy defaults as they are (PyTorch DDP buckets of 25 MB overlapped with the
-//   backward, Megatron-LM's TP and PP).
+//   backward, Megatron-LM's TP and PP, its fused gradient accumulation).
 // deepspeed (deepspeed/runtime/zero/config.py): overlap_comm only at ZeRO stage 3,
-//   reduce_bucket_size 5e8 elements of 16-bit gradients.
+//   reduce_bucket_size 5e8 elements of 16-bit gradients; gradients accumulated by autograd.
 // megatron-core, as NVIDIA's published performance configurations run it (NeMo's recipes and
 //   Megatron-LM's pretraining examples pass these flags): the distributed optimizer
 //   (--use-distributed-optimizer), --overlap-grad-reduce with Megatron-Core's default buckets of
@@ -14,7 +14,8 @@
 //   argument list (megatron_args.hpp) sets each from its own flags instead.
 // fsdp (torch.distributed.fsdp): FULL_SHARD (zero_stage 3), each transformer block its own unit,
 //   BACKWARD_PRE prefetch; fsdp_sharding: hybrid_shard shards within a server instead, and
-//   shard_grad_op (zero_stage 2 written with it) keeps each layer gathered from forward to backward.
+//   shard_grad_op (zero_stage 2 written with it) keeps each layer gathered from forward to backward;
+//   gradients accumulated by autograd (where they are kept unsharded: no_sync, pipeline stages).
 #pragma once
 
 #include "sim/plan/strategy.hpp"

@@ -35,6 +35,7 @@ class MegatronArgsReader : private MegatronArgTable {
     s_.grad_reduce_in_bf16 = has("grad-reduce-in-bf16");
     s_.fp8_param_gather = has("fp8-param-gather");
     s_.sequence_parallel = has("sequence-parallel");
+    if (has("no-gradient-accumulation-fusion")) s_.grad_accumulation = GradAccumulation::main_grad;
     if (has("overlap-param-gather")) s_.where.overlap_param_gather = at("overlap-param-gather").pos;
     if (has("tp-comm-overlap")) s_.where.tp_comm_overlap = at("tp-comm-overlap").pos;
     read_parallel();

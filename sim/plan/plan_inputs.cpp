@@ -120,6 +120,24 @@ void cost_layers(PlanInputs& in) {
   }
 }
 
+// Bytes per element of the gradients a kernel of their own adds each microbatch's into
+// (Strategy::grad_accumulation), 0 where none runs. Only where whole gradients are kept across
+// microbatches: not where each microbatch's are reduce-scattered and dropped (ZeRO-2, ZeRO-3 and
+// FSDP unless it defers the reduction), whose shards take 1/dp of the adds and are not costed.
+// Megatron's main_grad is fp32 for bf16 (arguments.py forces accumulate_allreduce_grads_in_fp32)
+// unless --grad-reduce-in-bf16; FSDP accumulates in its reduce dtype
+// (FSDPParam.to_accumulated_grad_if_needed); autograd in the 16-bit gradient's own.
+int accumulate_kept_bytes(const Scenario& sc, const Strategy& st) {
+  const bool dropped = st.shards_parameters() ? !st.fsdp_defers_gradient_reduction() : st.effective_zero_stage() == 2;
+  if (dropped) return 0;
+  switch (st.grad_accumulation) {
+    case GradAccumulation::fused: return 0;
+    case GradAccumulation::main_grad: return precision_of(sc.training, st) != Precision::fp16 && !st.grad_reduce_in_bf16 ? 4 : 2;
+    case GradAccumulation::autograd: return st.framework == Framework::fsdp && st.fsdp_reduce_fp32 ? 4 : 2;
+  }
+  return 0;
+}
+
 }  // namespace
 
 PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOptions& opt) {
@@ -143,6 +161,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
     in.cost_in.ep_servers = static_cast<int>(servers.size());
   }
   if (opt.hooks.instant_host) in.cost_in.host_call_ps = 0;
+  in.cost_in.accumulate_kept_bytes = accumulate_kept_bytes(sc, st);
   cost_layers(in);
   in.embedding = embedding_cost(in.cost_in);
   in.logits = logits_cost(in.cost_in);

@@ -244,6 +244,21 @@ const char* to_string(FsdpPrefetch p) {
   return "?";
 }
 
+std::optional<GradAccumulation> grad_accumulation_named(std::string_view name) {
+  for (GradAccumulation a : {GradAccumulation::fused, GradAccumulation::main_grad, GradAccumulation::autograd})
+    if (name == to_string(a)) return a;
+  return std::nullopt;
+}
+
+const char* to_string(GradAccumulation a) {
+  switch (a) {
+    case GradAccumulation::fused: return "fused";
+    case GradAccumulation::main_grad: return "main_grad";
+    case GradAccumulation::autograd: return "autograd";
+  }
+  return "?";
+}
+
 const char* to_string(ScheduleKind s) {
   switch (s) {
     case ScheduleKind::gpipe: return "gpipe";

@@ -247,6 +247,14 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
   for (const Segment& s : fold_tail(backward_segments(times, host, points, in.split_weight, full, in.tp_overlap)))
     c.bwd.push_back(s);
   if (!in.split_weight) c.weight_ps = 0;
+  if (in.accumulate_kept_bytes > 0 && c.params > 0) {
+    const auto op = models::gradient_accumulation_op(c.params, c.param_tensors, in.shape.bytes_per_element,
+                                                     in.accumulate_kept_bytes);
+    Segment add;
+    add.compute_ps = models::time_op(op, *in.gpu, in.dtype).bwd_ps();
+    add.host_ps = op.bwd_kernels * in.host_call_ps;
+    c.accumulate.push_back(add);
+  }
   return c;
 }
 
@@ -374,6 +382,11 @@ void append(LayerCost& into, const LayerCost& next) {
   into.param_tensors += next.param_tensors;
   into.fp8_params += next.fp8_params;
   into.fp8_cast_ps += next.fp8_cast_ps;
+  if (into.accumulate.empty()) into.accumulate = next.accumulate;
+  else if (!next.accumulate.empty()) {
+    into.accumulate.front().compute_ps += next.accumulate.front().compute_ps;
+    into.accumulate.front().host_ps += next.accumulate.front().host_ps;
+  }
   into.fwd_flops += next.fwd_flops;
   into.bwd_flops += next.bwd_flops;
   into.recompute_flops += next.recompute_flops;

@@ -71,6 +71,10 @@ struct LayerCost {
   int param_tensors = 0;                  ///< tensors its parameters are held in (OpCost::param_tensors)
   std::int64_t fp8_params = 0;            ///< of params, those of GEMMs that run in FP8
   std::int64_t fp8_cast_ps = 0;           ///< FP8 cast and amax kernels per microbatch (forward, recompute, backward)
+  /// After its backward, the kernels that add its weight gradients into those kept across the
+  /// step (CostInputs::accumulate_kept_bytes): one segment, or none where no kernels run. The
+  /// builder runs it in the backward passes where Strategy::grad_accumulation runs them.
+  std::vector<Segment> accumulate;
   double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  ///< executed, per rank
 };
 
@@ -85,6 +89,9 @@ struct CostInputs {
   std::int64_t host_call_ps = 0;  ///< hw::CommParams::host_call_overhead_ps; 0 = no host stream
   bool moe_deepep = false;        ///< Strategy::moe_deepep
   int ep_servers = 1;             ///< servers an expert-parallel group spans (set from the rank grid)
+  /// Bytes per element of the gradients kept across microbatches, where a kernel of its own adds
+  /// each microbatch's into them (models::gradient_accumulation_op); 0 = none runs.
+  int accumulate_kept_bytes = 0;
 };
 
 CostInputs cost_inputs(const Scenario& sc, const Strategy& s);

@@ -29,6 +29,19 @@ enum class Framework { generic, deepspeed, megatron_core, fsdp };
 /// FSDP's BackwardPrefetch: the next unit's all-gather issued before the current unit's gradient
 /// computation (BACKWARD_PRE, the default), after it (BACKWARD_POST), or not ahead at all.
 enum class FsdpPrefetch { backward_pre, backward_post, none };
+/// How a microbatch's weight gradients join those kept across the step's microbatches.
+enum class GradAccumulation {
+  /// Megatron-LM's --gradient-accumulation-fusion (on by default, as in Megatron-Core): the
+  /// weight-gradient GEMM adds into the fp32 main_grad itself (apex's fused_weight_gradient_mlp_cuda
+  /// wgrad_gemm_accum_fp32): no kernel of its own.
+  fused,
+  /// Megatron without it (--no-gradient-accumulation-fusion, and the 2020-21 code): after every
+  /// weight gradient, on every microbatch, main_grad.add_(grad) (distributed.py _make_param_hook).
+  main_grad,
+  /// PyTorch's AccumulateGrad: the first microbatch's gradient is kept as it is, each later one
+  /// added in place (grad += new), one kernel per parameter tensor.
+  autograd,
+};
 /// The recompute modes are models/'s (Korthikanti et al.): one enum for both layers.
 using Recompute = models::Recompute;
 /// fp8: Transformer Engine's FP8 training, the layers' linear GEMMs in FP8 and the rest in bf16.
@@ -40,12 +53,14 @@ hw::Dtype dtype_of(Precision p);
 const char* to_string(ScheduleKind s);  ///< "gpipe", "1f1b", "interleaved", "zb-h1"
 const char* to_string(Framework f);     ///< "generic", "deepspeed", "megatron-core", "fsdp"
 const char* to_string(FsdpPrefetch p);  ///< "backward_pre", "backward_post", "none"
+const char* to_string(GradAccumulation a);  ///< "fused", "main_grad", "autograd"
 /// The kind whose to_string() is `name`; nullopt for any other text. Readers of YAML and JSON use
 /// these, so a name is spelled in one place (to_string).
 std::optional<ScheduleKind> schedule_named(std::string_view name);
 std::optional<Recompute> recompute_named(std::string_view name);
 std::optional<Framework> framework_named(std::string_view name);
 std::optional<FsdpPrefetch> fsdp_prefetch_named(std::string_view name);
+std::optional<GradAccumulation> grad_accumulation_named(std::string_view name);
 /// Why a module Megatron-Core's --recompute-modules accepts is not costed: mlp, shared_experts and
 /// moe re-run the communication inside them (TP gathers, the token dispatch), which the plan does
 /// not place again. Empty for any other name.
@@ -129,6 +144,10 @@ struct Strategy {
   /// Megatron-LM --async-tensor-model-parallel-allreduce (default since 2021): the backward TP
   /// collective runs beside the weight-gradient GEMM. false = the 2019-2020 code, where it blocks.
   bool tp_overlap = true;
+  /// How weight gradients add up over the microbatches (framework_defaults.hpp: fused for generic
+  /// and megatron-core, autograd for deepspeed and fsdp). Costed only where full gradients are
+  /// kept across microbatches, not where each microbatch's are reduced and dropped (ZeRO-2/3).
+  GradAccumulation grad_accumulation = GradAccumulation::fused;
   int zero_prefetch = 1;              ///< ZeRO-3: layers whose parameters are gathered ahead
   Framework framework = Framework::generic;
   /// DeepSpeed's stage3_param_persistence_threshold, elements (default 1e5: deepspeed/runtime/

@@ -125,7 +125,7 @@ int read_int(const Field& f, std::int64_t low, std::int64_t high) {
 
 Strategy read_strategy(const Field& f, int index) {
   f.check_keys({"name", "tp", "pp", "dp", "ep", "etp", "cp", "zero_stage", "micro_batch", "schedule", "v", "sequence_parallel",
-                "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "zero_prefetch", "rank_order",
+                "recompute", "dp_bucket_size", "dp_overlap", "tp_overlap", "grad_accumulation", "zero_prefetch", "rank_order",
                 "distributed_optimizer", "allow_tp_across_servers", "flash_attention", "framework",
                 "zero3_persistence_threshold", "zero3_max_reuse_distance", "zero3_blocking_gathers",
                 "zero3_list_collectives", "offload_optimizer", "offload_param", "deepspeed_config", "megatron_args", "tp_comm_overlap", "overlap_param_gather", "grad_reduce_in_bf16", "fp8_param_gather", "fsdp_sharding",
@@ -187,6 +187,9 @@ Strategy read_strategy(const Field& f, int index) {
   if (auto x = f.optional("fp8_recipe")) s.fp8_recipe = read_fp8_recipe(*x);
   if (auto x = f.optional("dp_overlap")) s.dp_overlap = x->as_bool();
   if (auto x = f.optional("tp_overlap")) s.tp_overlap = x->as_bool();
+  if (auto x = f.optional("grad_accumulation"))
+    s.grad_accumulation = *grad_accumulation_named(x->as_choice(
+        {to_string(GradAccumulation::fused), to_string(GradAccumulation::main_grad), to_string(GradAccumulation::autograd)}));
   if (auto x = f.optional("zero_prefetch")) s.zero_prefetch = read_int(*x, 0, 1024);
   if (auto x = f.optional("rank_order")) {
     s.rank_order = x->as_string();

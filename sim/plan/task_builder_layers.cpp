@@ -73,13 +73,37 @@ class StageEmitter {
     const bool fwd = pass_.kind == PassKind::forward;
     const LayerCost& head = fwd ? b_.in.embedding : b_.in.logits;
     const LayerCost& tail = fwd ? b_.in.logits : b_.in.embedding;
-    if (fwd ? first_vstage() : last_vstage()) out.push_back(fwd ? &head.fwd : &head.bwd);
-    for (int i = 0; i < layer_count(); ++i) {
-      const LayerCost& layer = b_.in.layer(fwd ? first_layer() + i : first_layer() + layer_count() - 1 - i);
-      out.push_back(fwd ? &layer.fwd : &layer.bwd);
-    }
-    if (fwd ? last_vstage() : first_vstage()) out.push_back(fwd ? &tail.fwd : &tail.bwd);
+    auto add = [&](const LayerCost& c) {
+      out.push_back(fwd ? &c.fwd : &c.bwd);
+      if (!fwd && !accumulation(c).empty()) out.push_back(&c.accumulate);
+    };
+    if (fwd ? first_vstage() : last_vstage()) add(head);
+    for (int i = 0; i < layer_count(); ++i)
+      add(b_.in.layer(fwd ? first_layer() + i : first_layer() + layer_count() - 1 - i));
+    if (fwd ? last_vstage() : first_vstage()) add(tail);
     return out;
+  }
+
+  // The kernels that add this backward's weight gradients of `cost` into those kept across the
+  // step (LayerCost::accumulate): Megatron's unfused main_grad adds on every microbatch,
+  // autograd from the second on (it keeps the first gradient as it is). Every chunk's first
+  // backward is microbatch 0's. Where W is its own pass they follow its GEMMs.
+  std::span<const Segment> accumulation(const LayerCost& cost) const {
+    const bool after_weights = pass_.kind == PassKind::weight || !b_.in.schedule.splits_weight_gradient;
+    const bool now = after_weights &&
+                     (b_.in.st.grad_accumulation != GradAccumulation::autograd || pass_.microbatch > 0);
+    return now ? std::span<const Segment>(cost.accumulate) : std::span<const Segment>();
+  }
+  // Their time over the chunk's layers, embedding and head, for the passes that time it as one.
+  std::int64_t accumulation_ps() const {
+    std::int64_t ps = 0;
+    auto add = [&](const LayerCost& c) {
+      for (const Segment& seg : accumulation(c)) ps += seg.compute_ps;
+    };
+    for (int i = 0; i < layer_count(); ++i) add(b_.in.layer(first_layer() + i));
+    if (first_vstage()) add(b_.in.embedding);
+    if (last_vstage()) add(b_.in.logits);
+    return ps;
   }
 
   std::int64_t stored_bytes() const {
@@ -123,20 +147,26 @@ class StageEmitter {
       // DP buckets leave as their layers finish (DDP's overlap) instead of after the whole pass.
       const bool buckets_overlap = b_.in.grid.dp() > 1 && b_.in.st.dp_overlap && !b_.in.schedule.splits_weight_gradient &&
                                    index_ == last_pass_of_chunk(pass_.chunk);
-      fused(TaskCategory::backward_input, buckets_overlap ? n : 1, [&](int piece) {
+      fused(TaskCategory::backward_input, buckets_overlap ? n : 1, accumulation_ps(), [&](int piece) {
         if (buckets_overlap) gradient_ready(first_layer() + n - 1 - piece);
       });
       if (recomputes) transient(-transient_bytes);
       for (int i = 0; i < n && !b_.in.schedule.splits_weight_gradient && !buckets_overlap; ++i)
         gradient_ready(first_layer() + i);
     } else {
-      if (last_vstage()) segments(b_.in.logits.bwd, TaskCategory::backward_input, -1);
+      if (last_vstage()) {
+        segments(b_.in.logits.bwd, TaskCategory::backward_input, -1);
+        segments(accumulation(b_.in.logits), TaskCategory::backward_input, -1);
+      }
       for (int i = 0; i < n; ++i) {
         const int layer = first_layer() + n - 1 - i;
         layer_pass(i, n, layer, b_.in.layer(layer).bwd, TaskCategory::backward_input);
         if (!b_.in.schedule.splits_weight_gradient) gradient_ready(layer);
       }
-      if (first_vstage()) segments(b_.in.embedding.bwd, TaskCategory::backward_input, -1);
+      if (first_vstage()) {
+        segments(b_.in.embedding.bwd, TaskCategory::backward_input, -1);
+        segments(accumulation(b_.in.embedding), TaskCategory::backward_input, -1);
+      }
     }
     for (int r : all_) {
       b_.executed_flops[r] += flops;
@@ -146,13 +176,16 @@ class StageEmitter {
   }
 
   // One compute task and one TP collective for the whole pass (task_builder_fused.cpp), or
-  // `pieces` equal shares of both in turn, calling after_piece(k) after the k-th.
-  void fused(TaskCategory cat, int pieces = 1, const std::function<void(int)>& after_piece = {}) {
+  // `pieces` equal shares of both in turn, calling after_piece(k) after the k-th; `extra_ps` of
+  // compute (gradient accumulation) shared among the pieces.
+  void fused(TaskCategory cat, int pieces = 1, std::int64_t extra_ps = 0,
+             const std::function<void(int)>& after_piece = {}) {
     const auto key = std::make_pair(static_cast<int>(pass_.kind), vstage_);
     auto it = fused_cache_.find(key);
     if (it == fused_cache_.end())
       it = fused_cache_.emplace(key, fused_pass(b_, pass_.kind, vstage_, b_.in.grid.tp_group(b_.global_of[all_.front()]))).first;
-    const FusedPass fp = it->second;
+    FusedPass fp = it->second;
+    fp.compute_ps += extra_ps;
     for (int k = 0; k < pieces; ++k) {
       const bool last = k == pieces - 1;
       const std::int64_t compute = last ? fp.compute_ps - (pieces - 1) * (fp.compute_ps / pieces) : fp.compute_ps / pieces;
@@ -183,7 +216,7 @@ class StageEmitter {
 
   // Zero Bubble's W: every weight-gradient GEMM of the chunk, no communication.
   void weight() {
-    std::int64_t ps = layers_sum(&LayerCost::weight_ps);
+    std::int64_t ps = layers_sum(&LayerCost::weight_ps) + accumulation_ps();
     if (first_vstage()) ps += b_.in.embedding.weight_ps;
     if (last_vstage()) ps += b_.in.logits.weight_ps;
     for (int r : all_) tail_[r] = b_.rec.compute(r, ps, TaskCategory::backward_weight, -1, pass_.microbatch, pass_.chunk);
@@ -261,6 +294,7 @@ class StageEmitter {
       for (std::int64_t params : regathers) dp_.fetch(layer, 2 * params, false);
       segments({backward, segs.end()}, cat, layer);
     }
+    if (!fwd) segments(accumulation(cost), cat, layer);
     if (recomputes) transient(-cost.transient_bytes);
     if (zero3) {
       if (!kept_across && (!fwd || !kept))

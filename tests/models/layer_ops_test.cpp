@@ -353,5 +353,15 @@ TEST_CASE("a shared expert and its gate run on every token (Qwen1.5-MoE)") {
   CHECK(sum_ops(ops).params == params_per_layer(m));
 }
 
+TEST_CASE("a gradient accumulation reads the new gradient and reads and writes the kept one") {
+  const OpCost op = gradient_accumulation_op(1'000'000, 3, 2, 4);
+  CHECK(op.kind == OpKind::memory);
+  CHECK(op.bwd_input_bytes == doctest::Approx(1e6 * (2 + 4 + 4)));
+  CHECK(op.bwd_kernels == 3);  // one add per tensor
+  CHECK(op.fwd_bytes == 0);
+  CHECK(op.fwd_kernels == 0);
+  CHECK(op.params == 0);  // it holds no parameters of its own
+}
+
 }  // namespace
 }  // namespace stepsim::models

@@ -35,6 +35,12 @@ Strategy apply(const std::string& script_text) {
 
 }  // namespace
 
+TEST_CASE("--no-gradient-accumulation-fusion adds each weight gradient into main_grad") {
+  const Strategy s = apply("--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 --bf16 "
+                           "--no-gradient-accumulation-fusion " + kLlamaShape);
+  CHECK(s.grad_accumulation == GradAccumulation::main_grad);
+}
+
 TEST_CASE("every modelled flag lands in the strategy; absent switches are off, as in Megatron-LM") {
   const Strategy s = apply(
       "TP=2\n"
@@ -58,6 +64,7 @@ TEST_CASE("every modelled flag lands in the strategy; absent switches are off, a
   CHECK(s.overlap_param_gather);
   CHECK(s.tp_comm_overlap);
   CHECK(s.grad_reduce_in_bf16);
+  CHECK(s.grad_accumulation == GradAccumulation::fused);  // Megatron's default
   CHECK(s.dp_bucket_params == 20'000'000);
   CHECK_FALSE(s.dp_bucket_from_dp);
   CHECK(s.recompute == Recompute::selective);
