@@ -21,6 +21,7 @@ void add_ranks(Build& b) {
   const std::size_t n = b.global_of.size();
   b.passes.resize(n);
   b.executed_flops.assign(n, 0.0);
+  b.accumulate_ps.assign(n, 0);
   b.recompute_flops.assign(n, 0.0);
   b.backward_end.assign(n, core::TaskId{});
   b.grad_ready.resize(n);

@@ -134,6 +134,8 @@ void fill_headline(const Build& b, const RankTimes& t, StepResult& r) {
                                       fp8_weight_cast_ps(b.in, stage));
     r.fp8_cast_s = static_cast<double>(busiest) * 1e-12;
   }
+  r.grad_accumulation_s =
+      static_cast<double>(*std::max_element(b.accumulate_ps.begin(), b.accumulate_ps.end())) * 1e-12;
   double recomputed = 0;
   for (double f : b.recompute_flops) recomputed += f;
   recomputed *= static_cast<double>(b.in.grid.size()) / n;

@@ -52,8 +52,11 @@ class StageEmitter {
   // autograd from the second on (it keeps the first gradient as it is). Every chunk's first
   // backward is microbatch 0's. Where W is its own pass they follow its GEMMs.
   std::span<const Segment> accumulation(const LayerCost& cost) const;
-  // Their time over the chunk's layers, embedding and head, for the passes that time it as one.
-  std::int64_t accumulation_ps() const;
+  // Emits them after `cost`'s backward (Build::accumulate_ps counts them).
+  void accumulate_gradients(const LayerCost& cost, TaskCategory cat, int layer);
+  // Their time over the chunk's layers, embedding and head, for the passes that run it inside one
+  // compute task; counted in Build::accumulate_ps.
+  std::int64_t accumulate_in_one_task();
   std::int64_t stored_bytes() const;
   void forward();
   void backward();

@@ -14,7 +14,14 @@ std::span<const Segment> StageEmitter::accumulation(const LayerCost& cost) const
   return now ? std::span<const Segment>(cost.accumulate) : std::span<const Segment>();
 }
 
-std::int64_t StageEmitter::accumulation_ps() const {
+void StageEmitter::accumulate_gradients(const LayerCost& cost, TaskCategory cat, int layer) {
+  const auto segs = accumulation(cost);
+  segments(segs, cat, layer);
+  for (const Segment& seg : segs)
+    for (int r : all_) b_.accumulate_ps[r] += seg.compute_ps;
+}
+
+std::int64_t StageEmitter::accumulate_in_one_task() {
   std::int64_t ps = 0;
   auto add = [&](const LayerCost& c) {
     for (const Segment& seg : accumulation(c)) ps += seg.compute_ps;
@@ -22,6 +29,7 @@ std::int64_t StageEmitter::accumulation_ps() const {
   for (int i = 0; i < layer_count(); ++i) add(b_.in.layer(first_layer() + i));
   if (first_vstage()) add(b_.in.embedding);
   if (last_vstage()) add(b_.in.logits);
+  for (int r : all_) b_.accumulate_ps[r] += ps;
   return ps;
 }
 

@@ -107,6 +107,9 @@ struct StepResult {
   /// FP8 training only: the busiest rank's FP8 cast and amax kernels per step, the weights' casts
   /// included (part of its compute time).
   double fp8_cast_s = 0;
+  /// The busiest rank's kernels that add each microbatch's weight gradients into those kept
+  /// across the step (Strategy::grad_accumulation), per step; 0 where none run.
+  double grad_accumulation_s = 0;
   double bubble_fraction = 0;        ///< pipeline idle share of the step
   ExposedComm exposed_comm_s;
   double sync_stall_s = 0;           ///< time ranks waited in collectives for slower peers

@@ -99,7 +99,7 @@ void StageEmitter::backward() {
     // DP buckets leave as their layers finish (DDP's overlap) instead of after the whole pass.
     const bool buckets_overlap = b_.in.grid.dp() > 1 && b_.in.st.dp_overlap && !b_.in.schedule.splits_weight_gradient &&
                                  index_ == last_pass_of_chunk(pass_.chunk);
-    fused(TaskCategory::backward_input, buckets_overlap ? n : 1, accumulation_ps(), [&](int piece) {
+    fused(TaskCategory::backward_input, buckets_overlap ? n : 1, accumulate_in_one_task(), [&](int piece) {
       if (buckets_overlap) gradient_ready(first_layer() + n - 1 - piece);
     });
     if (recomputes) transient(-transient_bytes);
@@ -108,7 +108,7 @@ void StageEmitter::backward() {
   } else {
     if (last_vstage()) {
       segments(b_.in.logits.bwd, TaskCategory::backward_input, -1);
-      segments(accumulation(b_.in.logits), TaskCategory::backward_input, -1);
+      accumulate_gradients(b_.in.logits, TaskCategory::backward_input, -1);
     }
     for (int i = 0; i < n; ++i) {
       const int layer = first_layer() + n - 1 - i;
@@ -117,7 +117,7 @@ void StageEmitter::backward() {
     }
     if (first_vstage()) {
       segments(b_.in.embedding.bwd, TaskCategory::backward_input, -1);
-      segments(accumulation(b_.in.embedding), TaskCategory::backward_input, -1);
+      accumulate_gradients(b_.in.embedding, TaskCategory::backward_input, -1);
     }
   }
   for (int r : all_) {
@@ -163,7 +163,7 @@ void StageEmitter::fused(TaskCategory cat, int pieces, std::int64_t extra_ps, co
 }
 
 void StageEmitter::weight() {
-  std::int64_t ps = layers_sum(&LayerCost::weight_ps) + accumulation_ps();
+  std::int64_t ps = layers_sum(&LayerCost::weight_ps) + accumulate_in_one_task();
   if (first_vstage()) ps += b_.in.embedding.weight_ps;
   if (last_vstage()) ps += b_.in.logits.weight_ps;
   for (int r : all_) tail_[r] = b_.rec.compute(r, ps, TaskCategory::backward_weight, -1, pass_.microbatch, pass_.chunk);
@@ -204,7 +204,7 @@ void StageEmitter::layer_pass(int i, int n, int layer, const std::vector<Segment
     for (std::int64_t params : regathers) dp_.fetch(layer, 2 * params, false);
     segments({backward, segs.end()}, cat, layer);
   }
-  if (!fwd) segments(accumulation(cost), cat, layer);
+  if (!fwd) accumulate_gradients(cost, cat, layer);
   if (recomputes) transient(-cost.transient_bytes);
   if (zero3) {
     if (!kept_across && (!fwd || !kept))

@@ -124,6 +124,9 @@ class Build {
   std::vector<std::vector<PassTasks>> passes;       ///< [local rank][pass index in schedule]
   std::vector<double> executed_flops;               ///< per local rank
   std::vector<double> recompute_flops;              ///< per local rank: the part of executed_flops that recomputes
+  /// Per local rank: GPU time of the kernels accumulating weight gradients over microbatches
+  /// (LayerCost::accumulate), as emitted.
+  std::vector<std::int64_t> accumulate_ps;
   /// [local][layer index within the stage] -> the task after its last backward (weight gradient
   /// ready for the DP reduce); filled by build_stage_passes.
   std::vector<std::vector<core::TaskId>> grad_ready;

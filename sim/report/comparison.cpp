@@ -58,7 +58,7 @@ struct MetricRow {
   const char* label;
   Cell cell;
   /// Shown only when some plan has this dimension (EP, CP).
-  enum class Only { always, expert_parallel, context_parallel, fp8, offload } only = Only::always;
+  enum class Only { always, expert_parallel, context_parallel, fp8, offload, grad_accumulation } only = Only::always;
 };
 
 const std::vector<MetricRow>& metric_rows() {
@@ -75,6 +75,8 @@ const std::vector<MetricRow>& metric_rows() {
        MetricRow::Only::fp8},
       {"FP8 casts and amax", [](const plan::StepResult& r) { return r.mfu_fp8_peak > 0 ? time_and_share(r.fp8_cast_s, r) : "-"; },
        MetricRow::Only::fp8},
+      {"gradient accumulation", [](const plan::StepResult& r) { return time_and_share(r.grad_accumulation_s, r); },
+       MetricRow::Only::grad_accumulation},
       {"pipeline bubble", [](const plan::StepResult& r) { return percent(r.bubble_fraction); }},
       {"exposed TP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.tp, r); }},
       {"exposed PP comm", [](const plan::StepResult& r) { return time_and_share(r.exposed_comm_s.pp, r); }},
@@ -118,9 +120,12 @@ std::string format_comparison(const std::vector<plan::StepResult>& results, cons
   const bool any_cp = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.cp > 1; });
   const bool any_fp8 = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.mfu_fp8_peak > 0; });
   const bool any_offload = std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.offload_optimizer; });
+  const bool any_accumulation =
+      std::any_of(results.begin(), results.end(), [](const plan::StepResult& r) { return r.grad_accumulation_s > 0; });
   for (const auto& row : metric_rows()) {
     if ((row.only == MetricRow::Only::expert_parallel && !any_ep) || (row.only == MetricRow::Only::context_parallel && !any_cp) ||
-        (row.only == MetricRow::Only::fp8 && !any_fp8) || (row.only == MetricRow::Only::offload && !any_offload))
+        (row.only == MetricRow::Only::fp8 && !any_fp8) || (row.only == MetricRow::Only::offload && !any_offload) ||
+        (row.only == MetricRow::Only::grad_accumulation && !any_accumulation))
       continue;
     std::vector<std::string> cells{row.label};
     for (const auto& r : results) cells.push_back(row.cell(r));

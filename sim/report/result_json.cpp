@@ -49,6 +49,7 @@ void write_result_fields(JsonWriter& w, const plan::StepResult& r) {
   w.key("tflops_per_gpu").value(r.tflops_per_gpu).key("mfu").value(r.mfu).key("hfu").value(r.hfu);
   w.key("bubble_fraction").value(r.bubble_fraction);
   w.key("mfu_fp8_peak").value(r.mfu_fp8_peak).key("fp8_cast_s").value(r.fp8_cast_s);
+  w.key("grad_accumulation_s").value(r.grad_accumulation_s);
   w.key("exposed_comm_s").begin_object().key("tp").value(r.exposed_comm_s.tp).key("pp").value(r.exposed_comm_s.pp);
   w.key("dp").value(r.exposed_comm_s.dp).key("zero").value(r.exposed_comm_s.zero).key("ep").value(r.exposed_comm_s.ep);
   w.key("cp").value(r.exposed_comm_s.cp).end_object();
@@ -90,6 +91,7 @@ plan::StepResult read_result_fields(const Field& f) {
   r.bubble_fraction = read_number(f.required("bubble_fraction"));
   if (f.has("mfu_fp8_peak")) r.mfu_fp8_peak = read_number(f.required("mfu_fp8_peak"));  // written since FP8
   if (f.has("fp8_cast_s")) r.fp8_cast_s = read_number(f.required("fp8_cast_s"));
+  if (f.has("grad_accumulation_s")) r.grad_accumulation_s = read_number(f.required("grad_accumulation_s"));
   const Field exposed = f.required("exposed_comm_s");
   r.exposed_comm_s = {read_number(exposed.required("tp")), read_number(exposed.required("pp")),
                       read_number(exposed.required("dp")), read_number(exposed.required("zero")),

@@ -59,6 +59,13 @@ TEST_CASE("autograd adds from the second microbatch, main_grad on every one, fus
   CHECK(main_grad - fused == doctest::Approx(kMicrobatches * kLayers * layer_add_ps(gpu, 10)).epsilon(1e-9));
   // The generic framework fuses, as Megatron-LM does by default.
   CHECK(step_ps(gpt(1, "")) == fused);
+  // The result names the time: the busiest rank's kernels, per step.
+  const auto sc = plan_test::scenario(gpt(1, ", grad_accumulation: autograd"));
+  const auto opt = plan_test::ideal_network(std::numeric_limits<double>::infinity());
+  CHECK(simulate(sc, sc.strategies.front(), opt).grad_accumulation_s * 1e12 ==
+        doctest::Approx((kMicrobatches - 1) * kLayers * layer_add_ps(gpu, 6)).epsilon(1e-9));
+  const auto none = plan_test::scenario(gpt(1, ""));
+  CHECK(simulate(none, none.strategies.front(), opt).grad_accumulation_s == 0);
 }
 
 TEST_CASE("main_grad stays 16-bit under fp16 and under grad_reduce_in_bf16") {
