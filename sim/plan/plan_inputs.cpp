@@ -167,7 +167,12 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   in.logits = logits_cost(in.cost_in);
   in.mtp_layers = st.mtp_layers.value_or(sc.model.mtp_layers);
   add_multi_token_prediction(in);
-  in.logits_own_params = in.logits.params - (sc.model.tied_embeddings && st.pp == 1 ? sc.model.vocab / st.tp * sc.model.hidden : 0);
+  const bool shares_table = sc.model.tied_embeddings && st.pp == 1;
+  in.logits_own_params = in.logits.params - (shares_table ? sc.model.vocab / st.tp * sc.model.hidden : 0);
+  // One add per parameter tensor the last stage holds: a table shared with the embedding is the
+  // embedding's one tensor (its two gradients meet before they are accumulated), and each
+  // multi-token-prediction head's output layer is the main head's.
+  in.logits.accumulate = accumulation_segments(in.cost_in, in.logits_own_params, in.logits.param_tensors - (shares_table ? 1 : 0));
   in.tp_bytes = plan::tp_bytes(in.cost_in);
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
   const bool fp32_grads = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 &&

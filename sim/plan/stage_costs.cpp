@@ -247,18 +247,20 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
   for (const Segment& s : fold_tail(backward_segments(times, host, points, in.split_weight, full, in.tp_overlap)))
     c.bwd.push_back(s);
   if (!in.split_weight) c.weight_ps = 0;
-  if (in.accumulate_kept_bytes > 0 && c.params > 0) {
-    const auto op = models::gradient_accumulation_op(c.params, c.param_tensors, in.shape.bytes_per_element,
-                                                     in.accumulate_kept_bytes);
-    Segment add;
-    add.compute_ps = models::time_op(op, *in.gpu, in.dtype).bwd_ps();
-    add.host_ps = op.bwd_kernels * in.host_call_ps;
-    c.accumulate.push_back(add);
-  }
+  c.accumulate = accumulation_segments(in, c.params, c.param_tensors);
   return c;
 }
 
 }  // namespace
+
+std::vector<Segment> accumulation_segments(const CostInputs& in, std::int64_t params, int tensors) {
+  if (in.accumulate_kept_bytes <= 0 || params <= 0) return {};
+  const auto op = models::gradient_accumulation_op(params, tensors, in.shape.bytes_per_element, in.accumulate_kept_bytes);
+  Segment add;
+  add.compute_ps = models::time_op(op, *in.gpu, in.dtype).bwd_ps();
+  add.host_ps = op.bwd_kernels * in.host_call_ps;
+  return {add};
+}
 
 CostInputs cost_inputs(const Scenario& sc, const Strategy& s) {
   CostInputs in;

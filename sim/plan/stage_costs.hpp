@@ -103,6 +103,9 @@ LayerCost mtp_input_cost(const CostInputs& in);
 /// `next` run after `into`: forward segments after into's, backward ones before; sizes add (the
 /// larger transient buffer).
 void append(LayerCost& into, const LayerCost& next);
+/// The accumulation kernels of `params` parameters in `tensors` tensors (LayerCost::accumulate):
+/// one segment, or none where in.accumulate_kept_bytes is 0.
+std::vector<Segment> accumulation_segments(const CostInputs& in, std::int64_t params, int tensors);
 /// Payload of a TP collective: b·(s/cp)·h·2 bytes.
 std::int64_t tp_bytes(const CostInputs& in);
 

@@ -54,17 +54,17 @@ class StageEmitter {
   std::span<const Segment> accumulation(const LayerCost& cost) const;
   // Emits them after `cost`'s backward (Build::accumulate_ps counts them).
   void accumulate_gradients(const LayerCost& cost, TaskCategory cat, int layer);
-  // Their time over the chunk's layers, embedding and head, for the passes that run it inside one
-  // compute task; counted in Build::accumulate_ps.
-  std::int64_t accumulate_in_one_task();
+  // Their GPU and host time over the chunk's layers, embedding and head, for the passes that run
+  // them inside one compute task; counted in Build::accumulate_ps.
+  Segment accumulate_in_one_task();
   std::int64_t stored_bytes() const;
   void forward();
   void backward();
 
   // One compute task and one TP collective for the whole pass (task_builder_fused.cpp), or
-  // `pieces` equal shares of both in turn, calling after_piece(k) after the k-th; `extra_ps` of
-  // compute (gradient accumulation) shared among the pieces.
-  void fused(TaskCategory cat, int pieces = 1, std::int64_t extra_ps = 0,
+  // `pieces` equal shares of both in turn, calling after_piece(k) after the k-th; `extra`'s
+  // compute and host time (gradient accumulation) shared among the pieces.
+  void fused(TaskCategory cat, int pieces = 1, const Segment& extra = {},
              const std::function<void(int)>& after_piece = {});
 
   // Zero Bubble's W: every weight-gradient GEMM of the chunk, no communication.

@@ -21,16 +21,16 @@ void StageEmitter::accumulate_gradients(const LayerCost& cost, TaskCategory cat,
     for (int r : all_) b_.accumulate_ps[r] += seg.compute_ps;
 }
 
-std::int64_t StageEmitter::accumulate_in_one_task() {
-  std::int64_t ps = 0;
+Segment StageEmitter::accumulate_in_one_task() {
+  Segment sum;
   auto add = [&](const LayerCost& c) {
-    for (const Segment& seg : accumulation(c)) ps += seg.compute_ps;
+    for (const Segment& seg : accumulation(c)) sum.compute_ps += seg.compute_ps, sum.host_ps += seg.host_ps;
   };
   for (int i = 0; i < layer_count(); ++i) add(b_.in.layer(first_layer() + i));
   if (first_vstage()) add(b_.in.embedding);
   if (last_vstage()) add(b_.in.logits);
-  for (int r : all_) b_.accumulate_ps[r] += ps;
-  return ps;
+  for (int r : all_) b_.accumulate_ps[r] += sum.compute_ps;
+  return sum;
 }
 
 void StageEmitter::gradient_ready(int layer) {

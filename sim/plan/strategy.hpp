@@ -146,7 +146,8 @@ struct Strategy {
   bool tp_overlap = true;
   /// How weight gradients add up over the microbatches (framework_defaults.hpp: fused for generic
   /// and megatron-core, autograd for deepspeed and fsdp). Costed only where full gradients are
-  /// kept across microbatches, not where each microbatch's are reduced and dropped (ZeRO-2/3).
+  /// kept across microbatches, not where each microbatch's are reduced and dropped (ZeRO-2/3;
+  /// FSDP unless no_sync or a pipeline stage defers its reduction).
   GradAccumulation grad_accumulation = GradAccumulation::fused;
   int zero_prefetch = 1;              ///< ZeRO-3: layers whose parameters are gathered ahead
   Framework framework = Framework::generic;

@@ -127,13 +127,14 @@ void StageEmitter::backward() {
   if (!b_.in.schedule.splits_weight_gradient) end_backward();
 }
 
-void StageEmitter::fused(TaskCategory cat, int pieces, std::int64_t extra_ps, const std::function<void(int)>& after_piece) {
+void StageEmitter::fused(TaskCategory cat, int pieces, const Segment& extra, const std::function<void(int)>& after_piece) {
   const auto key = std::make_pair(static_cast<int>(pass_.kind), vstage_);
   auto it = fused_cache_.find(key);
   if (it == fused_cache_.end())
     it = fused_cache_.emplace(key, fused_pass(b_, pass_.kind, vstage_, b_.in.grid.tp_group(b_.global_of[all_.front()]))).first;
   FusedPass fp = it->second;
-  fp.compute_ps += extra_ps;
+  fp.compute_ps += extra.compute_ps;
+  fp.host_ps += extra.host_ps;
   for (int k = 0; k < pieces; ++k) {
     const bool last = k == pieces - 1;
     const std::int64_t compute = last ? fp.compute_ps - (pieces - 1) * (fp.compute_ps / pieces) : fp.compute_ps / pieces;
@@ -163,7 +164,7 @@ void StageEmitter::fused(TaskCategory cat, int pieces, std::int64_t extra_ps, co
 }
 
 void StageEmitter::weight() {
-  std::int64_t ps = layers_sum(&LayerCost::weight_ps) + accumulate_in_one_task();
+  std::int64_t ps = layers_sum(&LayerCost::weight_ps) + accumulate_in_one_task().compute_ps;
   if (first_vstage()) ps += b_.in.embedding.weight_ps;
   if (last_vstage()) ps += b_.in.logits.weight_ps;
   for (int r : all_) tail_[r] = b_.rec.compute(r, ps, TaskCategory::backward_weight, -1, pass_.microbatch, pass_.chunk);

@@ -156,7 +156,7 @@ std::string format_critical_path(const CriticalPath& path, const plan::StepResul
     out += "FP8 casts and amax (in forward, backward and the optimizer step above): " + milliseconds(result.fp8_cast_s, 2) +
            " per step on the busiest rank, " + percent(result.fp8_cast_s / std::max(result.step_time_s, 1e-12)) + " of its step\n";
   if (result.grad_accumulation_s > 0)
-    out += "Gradient accumulation kernels (in backward above): " + milliseconds(result.grad_accumulation_s, 2) +
+    out += "Gradient accumulation kernels (in the backward and W passes above): " + milliseconds(result.grad_accumulation_s, 2) +
            " per step on the busiest rank, " + percent(result.grad_accumulation_s / std::max(result.step_time_s, 1e-12)) +
            " of its step\n";
   return out;

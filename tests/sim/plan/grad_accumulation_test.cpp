@@ -68,6 +68,28 @@ TEST_CASE("autograd adds from the second microbatch, main_grad on every one, fus
   CHECK(simulate(none, none.strategies.front(), opt).grad_accumulation_s == 0);
 }
 
+TEST_CASE("a table tied to the head is one tensor, added once") {
+  // With the embedding and the head: the word table (32000 × h) and learned positions (1024 × h),
+  // one tensor each, and the final LayerNorm (2h, two tensors); on one stage the head's matrix is
+  // the word table itself, whose two gradients meet before autograd adds them.
+  auto opt = plan_test::ideal_network(std::numeric_limits<double>::infinity());
+  opt.hooks.skip_embedding_and_head = false;
+  auto step = [&](const std::string& yaml) {
+    const auto sc = plan_test::scenario(yaml);
+    return simulate(sc, sc.strategies.front(), opt).step_time_s * 1e12;
+  };
+  const hw::GpuSpec gpu = plan_test::scenario(gpt(1, "")).cluster.gpu;
+  const double bandwidth = gpu.memory_bytes_per_s * gpu.memory_efficiency;
+  auto add_ps = [&](double params, int tensors) {
+    return static_cast<double>(static_cast<std::int64_t>(std::ceil(params * 6 / bandwidth * 1e12)) +
+                               tensors * gpu.launch_overhead_ps);
+  };
+  const double per_microbatch =
+      kLayers * layer_add_ps(gpu, 6) + add_ps((32000.0 + 1024.0) * kHidden, 2) + add_ps(2.0 * kHidden, 2);
+  CHECK(step(gpt(1, ", grad_accumulation: autograd")) - step(gpt(1, ", grad_accumulation: fused")) ==
+        doctest::Approx((kMicrobatches - 1) * per_microbatch).epsilon(1e-9));
+}
+
 TEST_CASE("main_grad stays 16-bit under fp16 and under grad_reduce_in_bf16") {
   auto fp16 = [](std::string yaml) { return yaml.replace(yaml.find("bf16"), 4, "fp16"); };
   const double fused = step_ps(fp16(gpt(1, ", grad_accumulation: fused")));
