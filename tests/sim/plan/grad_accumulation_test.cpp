@@ -90,6 +90,23 @@ TEST_CASE("a table tied to the head is one tensor, added once") {
         doctest::Approx((kMicrobatches - 1) * per_microbatch).epsilon(1e-9));
 }
 
+TEST_CASE("every schedule runs each stage's adds once per microbatch after the first") {
+  // Two stages of kLayers / 2 layers on 2 GPUs: the busiest rank's adds are its own layers'
+  // whether they follow the backward (1F1B), its W passes (zb-h1) or each chunk's backward
+  // (interleaved, two chunks of one layer).
+  const hw::GpuSpec gpu = plan_test::scenario(gpt(1, "")).cluster.gpu;
+  const double expected = (kMicrobatches - 1) * (kLayers / 2) * layer_add_ps(gpu, 6);
+  const auto opt = plan_test::ideal_network(std::numeric_limits<double>::infinity());
+  for (const std::string schedule : {"1f1b", "zb-h1", "interleaved, v: 2"}) {
+    CAPTURE(schedule);
+    std::string yaml = gpt(2, ", pp: 2, schedule: " + schedule + ", grad_accumulation: autograd");
+    yaml.replace(yaml.find("dp: 2"), 5, "dp: 1");
+    yaml.replace(yaml.find("global_batch: 8"), 15, "global_batch: 4");
+    const auto sc = plan_test::scenario(yaml);
+    CHECK(simulate(sc, sc.strategies.front(), opt).grad_accumulation_s * 1e12 == doctest::Approx(expected).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("main_grad stays 16-bit under fp16 and under grad_reduce_in_bf16") {
   auto fp16 = [](std::string yaml) { return yaml.replace(yaml.find("bf16"), 4, "fp16"); };
   const double fused = step_ps(fp16(gpt(1, ", grad_accumulation: fused")));
