@@ -384,11 +384,6 @@ void append(LayerCost& into, const LayerCost& next) {
   into.param_tensors += next.param_tensors;
   into.fp8_params += next.fp8_params;
   into.fp8_cast_ps += next.fp8_cast_ps;
-  if (into.accumulate.empty()) into.accumulate = next.accumulate;
-  else if (!next.accumulate.empty()) {
-    into.accumulate.front().compute_ps += next.accumulate.front().compute_ps;
-    into.accumulate.front().host_ps += next.accumulate.front().host_ps;
-  }
   into.fwd_flops += next.fwd_flops;
   into.bwd_flops += next.bwd_flops;
   into.recompute_flops += next.recompute_flops;

@@ -101,7 +101,8 @@ LayerCost logits_cost(const CostInputs& in);
 /// One multi-token-prediction depth's ops before its transformer layer, with their TP collectives.
 LayerCost mtp_input_cost(const CostInputs& in);
 /// `next` run after `into`: forward segments after into's, backward ones before; sizes add (the
-/// larger transient buffer).
+/// larger transient buffer). into.accumulate is left as it was: the adds follow the parameters
+/// and tensors the caller ends up holding (accumulation_segments).
 void append(LayerCost& into, const LayerCost& next);
 /// The accumulation kernels of `params` parameters in `tensors` tensors (LayerCost::accumulate):
 /// one segment, or none where in.accumulate_kept_bytes is 0.
