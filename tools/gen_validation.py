@@ -299,7 +299,11 @@ def megatron_2020(r):
     # came in 2021).
     strategy = {'name': 'paper', 'tp': r['tp'], 'pp': 1, 'dp': dp, 'micro_batch': gbs // dp,
                 'recompute': 'full', 'flash_attention': 'false', 'tp_overlap': 'false'}
-    hardware = '{preset: dgx-a100, gpus: %d}' % gpus if gpus < 8 else '{preset: dgx-a100, nodes: %d}' % (gpus // 8)
+    # The README's tables date from 2020-09, before the A100 80GB existed (announced at SC20,
+    # 2020-11-16: AnandTech 16250, "NVIDIA Announces A100 80GB"): a DGX A100 then held the 40 GB
+    # part, HBM2 at 1,555 GB/s rather than the 80 GB part's 2,039 GB/s.
+    size = 'gpus: %d' % gpus if gpus < 8 else 'nodes: %d' % (gpus // 8)
+    hardware = '{preset: dgx-a100, gpu: a100-40gb, %s}' % size
     model = inline_model(r, ['tied_embeddings: true', 'position: learned', f"max_seq: {r['seq_len']}"])
     return ('megatron2020', f"Megatron 2020 {r['model']} on {gpus} A100", hardware, model,
             {'seq_len': r['seq_len'], 'global_batch': gbs, 'precision': 'fp16'},
