@@ -122,6 +122,7 @@ std::vector<report::ValidationRow> run_cases(const std::vector<ValidationCase>& 
       row.predicted = report::predicted_metric(c.spec.metric, c.scenario, result);
       row.error = (row.predicted - row.measured) / row.measured;
       row.tolerance = c.spec.tolerance;
+      row.tp = c.scenario.strategies.front().tp;
       row.fits = result.fits;
       row.memory_note = result.memory_note;
       const std::size_t finished = ++done;

@@ -40,6 +40,7 @@ struct ValidationRow {
   double measured = 0, predicted = 0;
   double error = 0;        ///< (predicted − measured) / measured, signed
   double tolerance = 0;
+  int tp = 1;              ///< the plan's tensor-parallel degree (validation_bias.hpp)
   /// The published run ran, so its plan fit on the machine: `fits` false is stepsim's memory model
   /// disagreeing with a measurement (memory_note says by how much and what dominates).
   bool fits = true;
@@ -56,10 +57,13 @@ struct SourceSummary {
 SourceSummary summarize(const std::string& source, const std::vector<ValidationRow>& rows);
 std::vector<SourceSummary> summarize_by_source(const std::vector<ValidationRow>& rows);
 
-/// Aligned table of rows, then one summary line per source and overall.
+/// Aligned table of rows, then one summary line per source and overall, the plan rankings, the
+/// bias by TP degree and the memory check.
 std::string format_validation(const std::vector<ValidationRow>& rows);
 /// {"rows": [{"name", "source", "metric", "measured", "predicted", "error"}…],
-///  "summary": {"median_abs_error", "mean_abs_error", "max_abs_error"}, "sources": […]}
+///  "summary": {"median_abs_error", "mean_abs_error", "max_abs_error"}, "sources": […],
+///  "rankings": […], "groups": […], "tp_bias": [{"source", "tp", "rows", "mean_step_time_error",
+///  "mean_abs_error"}…]}
 void write_validation_json(const std::vector<ValidationRow>& rows, std::ostream& out);
 
 }  // namespace stepsim::report

@@ -6,6 +6,7 @@
 #include "sim/report/json_writer.hpp"
 #include "sim/report/text_table.hpp"
 #include "sim/report/validation.hpp"
+#include "sim/report/validation_bias.hpp"
 #include "sim/report/validation_ranking.hpp"
 
 namespace stepsim::report {
@@ -65,6 +66,23 @@ std::string format_rankings(const std::vector<ValidationRow>& rows) {
          "(regret: how much slower the predicted-best plan of a group measured than the measured best)\n";
 }
 
+// Per source with several TP degrees: whether one layout comes out fast or slow as a whole.
+std::string format_tp_bias(const std::vector<ValidationRow>& rows) {
+  const auto biases = bias_by_tp(rows);
+  if (biases.empty()) return "";
+  TextTable table({"bias by TP degree", "TP", "rows", "step time error", "mean |error|"},
+                  {Align::left, Align::right, Align::right, Align::right, Align::right});
+  std::string last;
+  for (const auto& b : biases) {
+    table.add_row({b.source == last ? "" : b.source, std::to_string(b.tp), std::to_string(b.rows),
+                   percent(b.mean_step_time_error, true), percent(b.mean_abs_error, false)});
+    last = b.source;
+  }
+  return "\n" + table.render() +
+         "(step time error: mean of predicted / measured step time − 1, whatever the source's metric; "
+         "negative: predicted too fast)\n";
+}
+
 // Every published run fit on its machine; a plan stepsim's memory model says does not fit is a
 // memory error the step-time columns cannot show.
 std::string format_memory(const std::vector<ValidationRow>& rows) {
@@ -95,7 +113,7 @@ std::string format_validation(const std::vector<ValidationRow>& rows) {
   };
   for (const auto& s : summarize_by_source(rows)) add(s);
   add(summarize("", rows));
-  return table.render() + "\n" + summary.render() + format_rankings(rows) + format_memory(rows);
+  return table.render() + "\n" + summary.render() + format_rankings(rows) + format_tp_bias(rows) + format_memory(rows);
 }
 
 void write_validation_json(const std::vector<ValidationRow>& rows, std::ostream& out) {
@@ -129,6 +147,14 @@ void write_validation_json(const std::vector<ValidationRow>& rows, std::ostream&
     w.key("source").value(g.source).key("group").value(g.group).key("plans").value(g.plans);
     w.key("spearman").value(g.spearman).key("regret").value(g.regret).key("picked_best").value(g.picked_best);
     w.key("predicted_best").value(g.predicted_best).key("measured_best").value(g.measured_best);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("tp_bias").begin_array();
+  for (const auto& b : bias_by_tp(rows)) {
+    w.line_break().begin_object();
+    w.key("source").value(b.source).key("tp").value(b.tp).key("rows").value(b.rows);
+    w.key("mean_step_time_error").value(b.mean_step_time_error).key("mean_abs_error").value(b.mean_abs_error);
     w.end_object();
   }
   w.end_array().end_object();

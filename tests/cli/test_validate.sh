@@ -28,6 +28,7 @@ expect_stdout_contains '"source":"MosaicML llm-foundry benchmarks (H100 80GB FP8
 expect_stdout_contains '{"source":"vTrain single-node sweep (MICRO 2024)","groups":36,' "vTrain plan ranking"
 expect_stdout_contains '{"source":"Narayanan et al. SC'"'"'21 Table 2","groups":6,' "SC'21 Table 2 plan ranking"
 expect_stdout_contains '"group":"GPT h1024 L16 gb 16 on 8 GPUs"' "rows carry their group"
+expect_stdout_contains '{"source":"vTrain single-node sweep (MICRO 2024)","tp":8,"rows":20,' "vTrain bias by TP degree"
 
 rows=$(printf '%s' "$out" | grep -o '"name":' | wc -l)
 files=$(ls "$SOURCE_DIR"/scenarios/validation/*.yaml | wc -l)
