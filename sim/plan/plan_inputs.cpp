@@ -175,8 +175,13 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   in.logits.accumulate = accumulation_segments(in.cost_in, in.logits_own_params, in.logits.param_tensors - (shares_table ? 1 : 0));
   in.tp_bytes = plan::tp_bytes(in.cost_in);
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
-  const bool fp32_grads = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 &&
-                           precision_of(sc.training, st) != Precision::fp16) ||
+  // Megatron-LM (generic's DP) forces fp32 accumulation and all-reduce for bf16 (arguments.py:
+  // "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"), with no flag to
+  // turn it off; Megatron-Core keeps that default behind --grad-reduce-in-bf16. A generic ZeRO-2/3
+  // plan reduces as FSDP does, in the parameters' dtype.
+  const bool bf16_like = precision_of(sc.training, st) != Precision::fp16;
+  const bool fp32_grads = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 && bf16_like) ||
+                          (st.framework == Framework::generic && st.effective_zero_stage() <= 1 && bf16_like) ||
                           (st.framework == Framework::fsdp && st.fsdp_reduce_fp32);
   in.grad_bytes = fp32_grads ? 4 : 2;
   in.shard_degree = st.fsdp_shard_degree > 0 ? st.fsdp_shard_degree : st.dp * st.cp;

@@ -83,18 +83,19 @@ TEST_CASE("whole experts (etp 1): each rank routes its own s/t tokens, no TP col
   const StepResult split = run("{name: s, tp: 2, dp: 4, ep: 4, sequence_parallel: true}");
   CHECK(bytes_of(split, 0, TaskCategory::tp_comm) == doctest::Approx(64.0 * 1048576));
   // The rank holds its expert whole: 3 · 512 · 1024 parameters, which nobody else holds (tp·dp/ep
-  // = 1: no expert reduction); the rest reduces over DP.
+  // = 1: no expert reduction); the rest reduces over DP, at 4 B (Megatron-LM reduces a bf16
+  // model's gradients in fp32).
   const auto sc = plan_test::scenario(moe_scenario(folded));
   const LayerCost c = layer_cost(cost_inputs(sc, sc.strategies[0]));
   CHECK(c.expert_params == 3 * 512 * 1024);
-  CHECK(bytes_of(r, 0, TaskCategory::dp_comm) == doctest::Approx(4.0 * static_cast<double>(c.params - c.expert_params) * 2));
+  CHECK(bytes_of(r, 0, TaskCategory::dp_comm) == doctest::Approx(4.0 * static_cast<double>(c.params - c.expert_params) * 4));
   // ep 4 under tp 2 · dp 4: two ranks hold each pair of experts and all-reduce them.
   const StepResult half = run("{name: f4, tp: 2, dp: 4, ep: 4, etp: 1, sequence_parallel: true}");
   const auto sc4 = plan_test::scenario(moe_scenario("{name: f4, tp: 2, dp: 4, ep: 4, etp: 1, sequence_parallel: true}"));
   const LayerCost c4 = layer_cost(cost_inputs(sc4, sc4.strategies[0]));
   CHECK(c4.expert_params == 2 * 3 * 512 * 1024);
   CHECK(bytes_of(half, 0, TaskCategory::dp_comm) ==
-        doctest::Approx(4.0 * static_cast<double>(c4.params - c4.expert_params) * 2 + 4.0 * static_cast<double>(c4.expert_params) * 2));
+        doctest::Approx(4.0 * static_cast<double>(c4.params - c4.expert_params) * 4 + 4.0 * static_cast<double>(c4.expert_params) * 4));
 }
 
 TEST_CASE("DeepEP across two servers: each token crosses once per server holding its experts, then NVLink") {
@@ -151,11 +152,11 @@ TEST_CASE("routed experts' gradients are reduced over their own replicas, the re
   CHECK(ep4.expert_params == 2 * 3 * 512 * 1024);
   CHECK(ep8.params - ep8.expert_params == ep4.params - ep4.expert_params);
   // ep == dp: each expert lives on one rank, nothing to reduce for it; the all-reduce carries the
-  // 4 layers' other parameters at 2 B.
-  const double dense = 4.0 * static_cast<double>(ep8.params - ep8.expert_params) * 2;
+  // 4 layers' other parameters at 4 B (fp32, as Megatron-LM reduces a bf16 model's gradients).
+  const double dense = 4.0 * static_cast<double>(ep8.params - ep8.expert_params) * 4;
   CHECK(bytes_of(run("{name: ep8, dp: 8, ep: 8}"), 0, TaskCategory::dp_comm) == doctest::Approx(dense));
   // ep 4: the two ranks holding the same two experts all-reduce them too.
-  const double with_experts = dense + 4.0 * static_cast<double>(ep4.expert_params) * 2;
+  const double with_experts = dense + 4.0 * static_cast<double>(ep4.expert_params) * 4;
   CHECK(bytes_of(run("{name: ep4, dp: 8, ep: 4}"), 0, TaskCategory::dp_comm) == doctest::Approx(with_experts));
 }
 
@@ -174,14 +175,14 @@ TEST_CASE("a MoE model's first dense layers run no all-to-all and reduce their w
   CHECK(bytes_of(r, 0, TaskCategory::ep_comm, &count) == doctest::Approx(12.0 * 1024 * 2 * 512 * 2));
   CHECK(count == 12);
   // Gradients over DP (ep = dp: routed experts have no replica): the dense layer whole, and each
-  // MoE layer without its expert.
+  // MoE layer without its expert, at 4 B (fp32).
   CostInputs in = cost_inputs(sc, sc.strategies[0]);
   const LayerCost moe = layer_cost(in);
   in.shape.dense_mlp = true;
   const LayerCost dense = layer_cost(in);
   CHECK(dense.expert_params == 0);
   CHECK(dense.params == moe.params - moe.expert_params - 512 * 8 + 3 * 512 * 2048);  // no router; a 4h MLP
-  const double reduced = 2.0 * static_cast<double>(dense.params + 3 * (moe.params - moe.expert_params));
+  const double reduced = 4.0 * static_cast<double>(dense.params + 3 * (moe.params - moe.expert_params));
   CHECK(bytes_of(r, 0, TaskCategory::dp_comm) == doctest::Approx(reduced));
 }
 

@@ -23,13 +23,14 @@ TEST_CASE("1f1b stage 0 keeps p microbatches: states + p·(L/p)·act, within 2 %
   // pp 4, dp 2, 8 layers (2 per stage), micro 1, m = 8, flash attention off so the per-layer
   // activations are Korthikanti's sbh(34 + 5as/h). Stage 0 holds p = 4 microbatches at its peak
   // (warmup p−1 forwards plus the first steady forward). Embedding and logits are dropped (hook),
-  // so every stage holds 2 layers' parameters.
+  // so every stage holds 2 layers' parameters; their gradients are fp32 (Megatron-LM's main_grad
+  // for a bf16 model).
   auto sc = plan_test::scenario(plan_test::small_gpt("{name: m, pp: 4, dp: 2, flash_attention: false}"));
   SimOptions opt;
   opt.hooks.skip_embedding_and_head = true;
   opt.detail = true;
   auto r = simulate(sc, sc.strategies[0], opt);
-  const auto states = models::model_state_bytes(2 * models::params_per_layer(sc.model), 0, 2);
+  const auto states = models::model_state_bytes(2 * models::params_per_layer(sc.model), 0, 2, models::GradPrecision::fp32);
   const double expected = static_cast<double>(states.total()) +
                           4 * 2 * activations_per_layer(sc, 1, 1, false, models::Recompute::none);
   CHECK(static_cast<double>(r.ranks[0].peak_memory_bytes) == doctest::Approx(expected).epsilon(0.02).scale(0));
@@ -46,7 +47,8 @@ TEST_CASE("TP + SP + selective recompute and ZeRO-1: 34sbh/t per layer, optimize
   SimOptions opt;
   opt.hooks.skip_embedding_and_head = true;
   auto r = simulate(sc, sc.strategies[0], opt);
-  const auto states = models::model_state_bytes(8 * models::params_per_layer_per_rank(sc.model, 2), 1, 4);
+  const auto states =
+      models::model_state_bytes(8 * models::params_per_layer_per_rank(sc.model, 2), 1, 4, models::GradPrecision::fp32);
   const double act = activations_per_layer(sc, 2, 2, true, models::Recompute::selective);
   // Peak: during the first backward, 4 microbatches stored plus one layer's recomputed attention.
   const double transient = activations_per_layer(sc, 2, 2, true, models::Recompute::none) - act;

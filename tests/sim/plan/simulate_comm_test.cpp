@@ -21,8 +21,9 @@ SimOptions hooked(bool detail = false) {
 }
 
 // One layer's gathered (or reduced) parameters: 2 bytes each, at bytes / 250 GB/s, in seconds.
-double layer_seconds(const Scenario& sc) {
-  const double bytes = 2.0 * static_cast<double>(stepsim::models::params_per_layer(sc.model));
+// One layer's parameters (or gradients) at `bytes_per_param` over the ideal network.
+double layer_seconds(const Scenario& sc, double bytes_per_param = 2.0) {
+  const double bytes = bytes_per_param * static_cast<double>(stepsim::models::params_per_layer(sc.model));
   return std::ceil(bytes / kBandwidth * 1e12) * 1e-12;
 }
 
@@ -53,11 +54,12 @@ TEST_CASE("DP overlap on an ideal network exposes only the last bucket") {
   // dp 8, one bucket per layer (bucket = one layer's gradients). With overlap each bucket's
   // all-reduce (t) starts when its layer's backward ends and hides under the next layer's backward,
   // except layer 0's, which starts when backward ends: exposed t. Without overlap all 8 run
-  // after backward, one after another on the DP stream: exposed 8t.
+  // after backward, one after another on the DP stream: exposed 8t. The gradients are fp32 (4 B:
+  // Megatron-LM reduces a bf16 model's in fp32).
   auto sc = plan_test::scenario(plan_test::small_gpt("{name: d, dp: 8}"));
-  const std::int64_t bucket = 2 * stepsim::models::params_per_layer(sc.model);
+  const std::int64_t bucket = 4 * stepsim::models::params_per_layer(sc.model);
   sc.strategies[0].dp_bucket_bytes = bucket;
-  const double t = layer_seconds(sc);
+  const double t = layer_seconds(sc, 4.0);
   auto on = simulate(sc, sc.strategies[0], hooked());
   sc.strategies[0].dp_overlap = false;
   auto off = simulate(sc, sc.strategies[0], hooked());
