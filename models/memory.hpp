@@ -29,9 +29,10 @@ struct OptimizerStates {
   int exp_avg_sq = 4;
   int total() const { return master + exp_avg + exp_avg_sq; }
   /// HBM bytes one parameter's fused Adam step moves (apex FusedAdam, Megatron's fused optimizer:
-  /// each tensor touched once): the 16-bit gradient read and parameter written (2 + 2), every
-  /// state read and written, and the 16-bit parameter read too where it is the master.
-  int step_bytes() const { return 4 + 2 * total() + (master == 0 ? 2 : 0); }
+  /// each tensor touched once): the gradient read (`grad_bytes`: 2, or 4 for an fp32 main_grad)
+  /// and the 16-bit parameter written, every state read and written, and the 16-bit parameter
+  /// read too where it is the master.
+  int step_bytes(int grad_bytes = 2) const { return grad_bytes + 2 + 2 * total() + (master == 0 ? 2 : 0); }
   auto operator<=>(const OptimizerStates&) const = default;
 };
 

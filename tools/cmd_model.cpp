@@ -138,6 +138,10 @@ void print_text(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu
                 config::format_bytes(static_cast<double>(b.params)).c_str(), config::format_bytes(static_cast<double>(b.grads)).c_str(),
                 config::format_bytes(static_cast<double>(b.optimizer)).c_str());
   }
+  // Megatron-LM forces fp32 gradient accumulation and reduction for bf16 (arguments.py); the
+  // table above is DeepSpeed's and FSDP's 2-byte gradient.
+  std::printf("  (Megatron-LM and Megatron-Core, frameworks generic and megatron-core, keep a bf16 model's\n"
+              "   gradients in fp32: 2 bytes more per parameter at ZeRO-0 and ZeRO-1, 2/dp more at ZeRO-2.)\n");
 }
 
 void print_json(const ModelSpec& m, const ShowOptions& o, const hw::GpuSpec& gpu) {

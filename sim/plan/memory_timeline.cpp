@@ -33,7 +33,8 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   // --grad-reduce-in-bf16 (distributed.DistributedDataParallel). FSDP's fp32 reduce keeps fp32
   // gradient shards beside fp32 parameter shards that are Adam's master copy: 4 + 4 + 8 bytes, the
   // same 16 per parameter as the 2 + 2 + 12 counted.
-  const bool fp32_grads = b.in.grad_bytes == 4 && b.in.st.framework != Framework::fsdp;
+  const bool megatron = b.in.st.framework == Framework::generic || b.in.st.framework == Framework::megatron_core;
+  const bool fp32_grads = b.in.grad_bytes == 4 && megatron;
   const auto grads = fp32_grads ? models::GradPrecision::fp32 : models::GradPrecision::bf16;
   const auto& states = b.in.st.optimizer_states;
   const auto dense = models::model_state_bytes(b.in.stage_params[stage] - experts, zero, b.in.shard_degree, grads, states);

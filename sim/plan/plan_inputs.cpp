@@ -177,11 +177,12 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
   // Megatron-LM (generic's DP) forces fp32 accumulation and all-reduce for bf16 (arguments.py:
   // "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"), with no flag to
-  // turn it off; Megatron-Core keeps that default behind --grad-reduce-in-bf16. A generic ZeRO-2/3
-  // plan reduces as FSDP does, in the parameters' dtype.
-  const bool bf16_like = precision_of(sc.training, st) != Precision::fp16;
-  const bool fp32_grads = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 && bf16_like) ||
-                          (st.framework == Framework::generic && st.effective_zero_stage() <= 1 && bf16_like) ||
+  // turn it off; Megatron-Core keeps that default behind --grad-reduce-in-bf16. FP8 training keeps
+  // bf16 parameters. A generic ZeRO-3 plan gathers and reduces as FSDP does, in the parameters'
+  // dtype.
+  const bool bf16_parameters = precision_of(sc.training, st) != Precision::fp16;
+  const bool fp32_grads = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 && bf16_parameters) ||
+                          (st.framework == Framework::generic && !st.shards_parameters() && bf16_parameters) ||
                           (st.framework == Framework::fsdp && st.fsdp_reduce_fp32);
   in.grad_bytes = fp32_grads ? 4 : 2;
   in.shard_degree = st.fsdp_shard_degree > 0 ? st.fsdp_shard_degree : st.dp * st.cp;

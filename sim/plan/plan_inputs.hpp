@@ -40,9 +40,9 @@ struct PlanInputs {
   std::int64_t tp_bytes = 0, pp_bytes = 0;
   /// Multi-token-prediction depths trained: Strategy::mtp_layers, else the model's.
   int mtp_layers = 0;
-  /// Bytes per gradient element of the DP reduction: 2, or 4 where Megatron-LM (generic, ZeRO-0/1)
-  /// or Megatron-Core reduces a bf16 model's gradients in fp32 (Strategy::grad_reduce_in_bf16), or
-  /// FSDP with fsdp_reduce_fp32.
+  /// Bytes per gradient element of the DP reduction: 2, or 4 where Megatron-LM (generic below
+  /// ZeRO-3) or Megatron-Core reduces a bf16 model's gradients in fp32
+  /// (Strategy::grad_reduce_in_bf16), or FSDP with fsdp_reduce_fp32.
   int grad_bytes = 2;
   /// Whether each rank's host waits for its GPU at every pass start (host_thread.hpp): Megatron-LM's
   /// per-pass timers synchronize; Megatron-Core's do not (--timing-log-level 0), and only its

@@ -5,7 +5,8 @@
 //   backward. ZeRO-0 all-reduces; ZeRO-1/2 (and Megatron's distributed optimizer) reduce-scatter
 //   and all-gather the updated 16-bit parameters after the step, bucket by bucket. ZeRO-2 also
 //   reduce-scatters after every earlier microbatch (task_builder_layers.cpp, end_backward).
-//   Gradients move in PlanInputs::grad_bytes per element (fp32 for Megatron-Core's bf16).
+//   Gradients move in PlanInputs::grad_bytes per element (fp32 for a bf16 model under Megatron-LM
+//   below ZeRO-3 and Megatron-Core, and for FSDP with fsdp_reduce_fp32).
 // - Megatron-Core --overlap-param-gather: those all-gathers run instead during the step's first
 //   forward, bucket by bucket in forward order, each layer's first forward waiting for the bucket
 //   that holds its parameters (megatron/core/distributed/param_and_grad_buffer.py dispatches the
@@ -14,8 +15,9 @@
 // - Tied embeddings under PP, or the last stage's copy of the embedding that multi-token
 //   prediction reads: the first and last stage all-reduce the embedding gradient (Megatron-LM
 //   finalize_model_grads, _allreduce_word_embedding_grads) before the step.
-// - The optimizer step: fused Adam reads gradient (2 B) and fp32 master, m, v (12 B) and writes
-//   master, m, v and the 16-bit parameter (14 B): 28 bytes per local parameter, memory-bound
+// - The optimizer step: fused Adam reads gradient (2 B, or 4 from an fp32 main_grad) and fp32
+//   master, m, v (12 B) and writes master, m, v and the 16-bit parameter (14 B): 28 (30) bytes per
+//   local parameter, memory-bound
 //   (models::OptimizerStates::step_bytes, narrower states fewer). Under ZeRO-Offload the
 //   gradients go to host memory as their buckets are reduced and the CPU steps
 //   (optimizer_offload.hpp).
@@ -251,7 +253,7 @@ void build_gradient_sync(Build& b, int stage) {
   const auto& gpu = b.in.sc.cluster.gpu;
   // FP8 training casts the updated weights once per step (plan_inputs.hpp), on the same stream.
   const std::int64_t ps = static_cast<std::int64_t>(
-      std::ceil(static_cast<double>(shard) * b.in.st.optimizer_states.step_bytes() /
+      std::ceil(static_cast<double>(shard) * b.in.st.optimizer_states.step_bytes(b.in.grad_bytes) /
                 (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12)) +
       fp8_weight_cast_ps(b.in, stage);
   std::vector<core::TaskId> optimizer(b.global_of.size());

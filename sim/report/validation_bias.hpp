@@ -1,7 +1,7 @@
 // Bias by tensor-parallel degree: where a source measured plans of several TP degrees, the mean
 // error of each degree. A layout whose plans all come out fast (or slow) misranks plans even when
-// the overall error is small: that is what issue 18 measured on the vTrain sweep, TP-8 plans
-// about 50 % fast while TP-1 plans were within 10 %.
+// the overall error is small: when issue 18 was filed, the vTrain sweep's TP-8 plans came out
+// about 50 % fast while its TP-1 plans were within 10 %.
 #pragma once
 
 #include <string>

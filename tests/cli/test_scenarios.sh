@@ -5,7 +5,7 @@
 # one that stops loading is a broken answer.
 #
 # The step times scenarios/README.md quotes are the ones those runs give: for every table row
-# whose scenario column names one file and no --set, each "**strategy** ... N ms" of a strategy
+# whose scenario column names one file and no --set, each "**strategy** (note) ... N ms" of a strategy
 # that file has must be its `run --json -` step time rounded to the millisecond. A modelling
 # change that moves a scenario then fails here until the table is refreshed, instead of leaving
 # a README that quietly says something else. Both checks read the same run of each file: under
@@ -51,7 +51,8 @@ while IFS= read -r line; do
   times=$(printf '%s' "${json[$files]}" | grep -o '"name":"[^"]*"\|"step_time_s":[0-9.e+-]*' |
           awk -F: '/"name"/ {gsub(/"/, "", $2); name = $2} /step_time_s/ {printf "%s=%.0f\n", name, $2 * 1000}')
   says=$(printf '%s' "$line" | awk -F' \\| ' '{print $3}' |
-         grep -o '\*\*[a-z0-9-]*\*\*[^*0-9]*[0-9][0-9]* ms' | sed -E 's/^\*\*([a-z0-9-]*)\*\*[^0-9]*([0-9]+) ms$/\1=\2/')
+         grep -oE '\*\*[a-z0-9-]*\*\*( \([^)]*\))?[^*0-9(]*[0-9]+ ms' |
+         sed -E 's/^\*\*([a-z0-9-]*)\*\*( \([^)]*\))?[^0-9]*([0-9]+) ms$/\1=\3/')
   for pair in $says; do
     name=${pair%%=*}
     simulated=$(printf '%s\n' "$times" | awk -F= -v n="$name" '$1 == n {print $2}')

@@ -239,6 +239,8 @@ TEST_CASE("model states of mixed-precision Adam per ZeRO stage") {
   // written, the parameter read where it is the master: 4 + 2·12 = 28 bytes; 4 + 2·4 + 2 = 14.
   CHECK(OptimizerStates{}.step_bytes() == 28);
   CHECK(bf16_adam.step_bytes() == 14);
+  // An fp32 main_grad is read at 4 bytes: two more.
+  CHECK(OptimizerStates{}.step_bytes(4) == 30);
 }
 
 TEST_CASE("parameters per TP rank: matrices split, norms and row-parallel biases replicated") {

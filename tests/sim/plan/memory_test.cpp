@@ -58,7 +58,7 @@ TEST_CASE("TP + SP + selective recompute and ZeRO-1: 34sbh/t per layer, optimize
 }
 
 TEST_CASE("a plan that does not fit says by how much and what dominates") {
-  // GPT-3 175B on one DGX A100 with pure DP: 175e9 · 16 bytes of model states per GPU.
+  // GPT-3 175B on one DGX A100 with pure DP: 175e9 · 18 bytes of model states per GPU (2 + fp32 gradients 4 + 12).
   auto sc = plan_test::scenario(R"(name: too-big
 hardware: {preset: dgx-a100}
 model: gpt3-175b

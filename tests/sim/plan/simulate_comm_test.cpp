@@ -20,8 +20,8 @@ SimOptions hooked(bool detail = false) {
   return opt;
 }
 
-// One layer's gathered (or reduced) parameters: 2 bytes each, at bytes / 250 GB/s, in seconds.
-// One layer's parameters (or gradients) at `bytes_per_param` over the ideal network.
+// One layer's parameters (or gradients) at `bytes_per_param` (2: bf16; 4: fp32 gradients) over
+// the ideal network, in seconds.
 double layer_seconds(const Scenario& sc, double bytes_per_param = 2.0) {
   const double bytes = bytes_per_param * static_cast<double>(stepsim::models::params_per_layer(sc.model));
   return std::ceil(bytes / kBandwidth * 1e12) * 1e-12;

@@ -1,0 +1,73 @@
+// The dtype a framework keeps and reduces gradients in. Megatron-LM (framework generic) forces fp32
+// accumulation and all-reduce for a bf16 model (arguments.py: "bfloat16 requires gradient
+// accumulation and all-reduce to be done in fp32") at every ZeRO stage it runs; a generic ZeRO-3
+// plan gathers and reduces as FSDP does, in the parameters' bf16; fp16 stays fp16. On an ideal
+// network with no embedding or head, rank 0 of dp 8 on one server reduces the P·8 parameters of
+// its 8 layers once (one microbatch of 2 sequences).
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "sim/plan/stage_costs.hpp"
+#include "tests/sim/plan/plan_fixture.hpp"
+
+using namespace stepsim;
+using namespace stepsim::plan;
+
+namespace {
+
+constexpr double kBandwidth = 1e12;
+
+Scenario scenario(const std::string& strategy, const std::string& precision) {
+  std::string yaml = plan_test::small_gpt_on_nodes(strategy, 1, 16);
+  yaml.replace(yaml.find("precision: bf16"), 15, "precision: " + precision);
+  return plan_test::scenario(yaml);
+}
+
+// Rank 0's DP and ZeRO traffic by collective: bytes summed per op name.
+std::map<std::string, double> traffic(const std::string& strategy, const std::string& precision) {
+  const auto sc = scenario(strategy, precision);
+  SimOptions opt = plan_test::ideal_network(kBandwidth);
+  opt.hooks.skip_optimizer = false;
+  opt.detail = true;
+  std::map<std::string, double> out;
+  for (const auto& t : simulate(sc, sc.strategies[0], opt).tasks)
+    if (t.rank == 0 && (t.category == TaskCategory::dp_comm || t.category == TaskCategory::zero_comm)) out[t.op] += t.bytes;
+  return out;
+}
+
+double layer_params() {
+  const auto sc = scenario("{name: g, dp: 8}", "bf16");
+  return 8.0 * static_cast<double>(layer_cost(cost_inputs(sc, sc.strategies[0])).params);
+}
+
+}  // namespace
+
+TEST_CASE("Megatron-LM (generic) reduces a bf16 model's gradients in fp32, an fp16 model's in fp16") {
+  const double p = layer_params();
+  // ZeRO-0: one all-reduce of the gradients.
+  CHECK(traffic("{name: g, dp: 8, micro_batch: 2}", "bf16") == std::map<std::string, double>{{"all_reduce", 4 * p}});
+  CHECK(traffic("{name: g, dp: 8, micro_batch: 2}", "fp16") == std::map<std::string, double>{{"all_reduce", 2 * p}});
+  // The distributed optimizer: fp32 gradients reduce-scattered, the 2-byte parameters gathered.
+  CHECK(traffic("{name: g, dp: 8, micro_batch: 2, distributed_optimizer: true}", "bf16") ==
+        std::map<std::string, double>{{"reduce_scatter", 4 * p}, {"all_gather", 2 * p}});
+  CHECK(traffic("{name: g, dp: 8, micro_batch: 2, zero_stage: 2}", "bf16").at("reduce_scatter") == 4 * p);
+}
+
+TEST_CASE("a generic ZeRO-3 plan gathers and reduces in bf16, as FSDP does") {
+  const double p = layer_params();
+  // Each layer gathered for the forward and again for the backward; gradients reduce-scattered once.
+  const auto t = traffic("{name: g, dp: 8, micro_batch: 2, zero_stage: 3}", "bf16");
+  CHECK(t.at("all_gather") == 2 * 2 * p);
+  CHECK(t.at("reduce_scatter") == 2 * p);
+}
+
+TEST_CASE("the gradients are held in memory at the dtype they are reduced in") {
+  auto gradients = [](const std::string& strategy, const std::string& precision) {
+    const auto sc = scenario(strategy, precision);
+    return simulate(sc, sc.strategies[0], plan_test::ideal_network(kBandwidth)).memory_at_peak.gradients;
+  };
+  const auto p = static_cast<std::int64_t>(layer_params());
+  CHECK(gradients("{name: g, dp: 8, micro_batch: 2}", "bf16") == 4 * p);
+  CHECK(gradients("{name: g, dp: 8, micro_batch: 2}", "fp16") == 2 * p);
+}
