@@ -14,8 +14,10 @@
 namespace stepsim::models {
 
 enum class GradPrecision {
-  bf16,  ///< 2 + 2 + 12 bytes per parameter (DeepSpeed, FSDP)
-  fp32,  ///< 2 + 4 + 12 (Megatron-LM accumulates gradients in fp32 main_grad)
+  bf16,           ///< 2 + 2 + 12 bytes per parameter (DeepSpeed, FSDP)
+  fp32,           ///< 2 + 4 + 12 (Megatron-LM accumulates gradients in fp32 main_grad)
+  bf16_and_fp32,  ///< 2 + 6 + 12: DeepSpeed's BF16_Optimizer keeps the bf16 .grad autograd fills
+                  ///< beside the full fp32 buffer it adds each microbatch's into
 };
 
 /// Bytes per parameter of Adam's states. Mixed-precision Adam keeps an fp32 master copy, momentum

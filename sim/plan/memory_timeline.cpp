@@ -35,7 +35,9 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   // same 16 per parameter as the 2 + 2 + 12 counted.
   const bool megatron = b.in.st.framework == Framework::generic || b.in.st.framework == Framework::megatron_core;
   const bool fp32_grads = b.in.grad_bytes == 4 && megatron;
-  const auto grads = fp32_grads ? models::GradPrecision::fp32 : models::GradPrecision::bf16;
+  const auto grads = b.in.bf16_optimizer ? models::GradPrecision::bf16_and_fp32
+                     : fp32_grads        ? models::GradPrecision::fp32
+                                         : models::GradPrecision::bf16;
   const auto& states = b.in.st.optimizer_states;
   const auto dense = models::model_state_bytes(b.in.stage_params[stage] - experts, zero, b.in.shard_degree, grads, states);
   const auto expert = models::model_state_bytes(experts, zero, std::max(1, b.in.st.expert_dp_degree()), grads, states);

@@ -141,12 +141,19 @@ int accumulate_kept_bytes(const Scenario& sc, const Strategy& st) {
 }  // namespace
 
 PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOptions& opt) {
-  const Strategy st = check_strategy(sc, strategy);
+  Strategy st = check_strategy(sc, strategy);
+  const bool bf16_optimizer = st.framework == Framework::deepspeed && st.zero_stage == 0 &&
+                              precision_of(sc.training, st) == Precision::bf16;
+  if (bf16_optimizer) {
+    st.distributed_optimizer = true;
+    st.grad_accumulation = GradAccumulation::main_grad;
+  }
   PlanInputs in{.sc = sc,
                 .st = st,
                 .opt = opt,
                 .grid = RankGrid(st.tp, st.pp, st.dp, st.rank_order, st.cp),
                 .schedule = make_schedule(st.schedule, st.pp, microbatches(sc, st), st.v)};
+  in.bf16_optimizer = bf16_optimizer;
   in.symmetric = use_symmetric(sc, opt);
   in.large_cluster = sc.cluster.gpu_count() > kSymmetricAboveGpus;
   // Fused passes time only TP collectives; a MoE layer's all-to-all and ring attention's K/V

@@ -44,6 +44,14 @@ struct PlanInputs {
   /// ZeRO-3) or Megatron-Core reduces a bf16 model's gradients in fp32
   /// (Strategy::grad_reduce_in_bf16), or FSDP with fsdp_reduce_fp32.
   int grad_bytes = 2;
+  /// DeepSpeed with bf16 and no ZeRO runs BF16_Optimizer (engine.py _do_optimizer_sanity_check:
+  /// without ZeRO get_data_types makes a bf16 model's grad_accum_dtype fp32): it adds each
+  /// microbatch's gradients into a full fp32 buffer (bf16_optimizer.py backward, update_hp_grads),
+  /// all-reduces them at the step (engine.allreduce_gradients), steps its DP partition of the fp32
+  /// master and Adam states and all-gathers the bf16 parameters (all_gather_dp_groups). make_inputs
+  /// records it in `st` as ZeRO-1's sharded optimizer (distributed_optimizer) and main_grad
+  /// accumulation; the builders take the all-reduce and the 6-byte gradients from here.
+  bool bf16_optimizer = false;
   /// Whether each rank's host waits for its GPU at every pass start (host_thread.hpp): Megatron-LM's
   /// per-pass timers synchronize; Megatron-Core's do not (--timing-log-level 0), and only its
   /// non-interleaved pipeline's batched p2p synchronizes the device (batch_p2p_sync).

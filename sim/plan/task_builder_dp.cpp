@@ -243,7 +243,7 @@ void build_gradient_sync(Build& b, int stage) {
       experts || experts_to_host ? stage_buckets(b, stage, GradientSet::experts) : std::vector<Bucket>{};
   const bool gather_in_forward = reduce && zero >= 1 && b.in.st.overlap_param_gather;
   if (gather_in_forward) overlapped_param_gathers(b, stage, buckets);
-  const comm::Op reduce_op = zero == 0 ? comm::Op::all_reduce : comm::Op::reduce_scatter;
+  const comm::Op reduce_op = zero == 0 || b.in.bf16_optimizer ? comm::Op::all_reduce : comm::Op::reduce_scatter;
   if (reduce || to_host) bucket_collectives(b, stage, buckets, reduce_op, nullptr, GradientSet::dense);
   if (experts || experts_to_host) bucket_collectives(b, stage, expert_buckets, reduce_op, nullptr, GradientSet::experts);
   if (b.in.opt.hooks.skip_optimizer) return;

@@ -71,3 +71,39 @@ TEST_CASE("the gradients are held in memory at the dtype they are reduced in") {
   CHECK(gradients("{name: g, dp: 8, micro_batch: 2}", "bf16") == 4 * p);
   CHECK(gradients("{name: g, dp: 8, micro_batch: 2}", "fp16") == 2 * p);
 }
+
+TEST_CASE("DeepSpeed with bf16 and no ZeRO runs BF16_Optimizer: fp32 gradients all-reduced, optimizer sharded") {
+  const double p = layer_params();
+  const std::string ds = "{name: d, dp: 8, micro_batch: 2, framework: deepspeed}";
+  // The 2-byte all-reduce of the gradients (DeepSpeed communicates in the model's dtype), then
+  // the all-gather of each rank's updated bf16 partition.
+  CHECK(traffic(ds, "bf16") == std::map<std::string, double>{{"all_reduce", 2 * p}, {"all_gather", 2 * p}});
+  // fp16 runs FP16_Optimizer: an all-reduce and nothing sharded.
+  CHECK(traffic(ds, "fp16") == std::map<std::string, double>{{"all_reduce", 2 * p}});
+  auto states = [](const std::string& strategy, const std::string& precision) {
+    const auto sc = scenario(strategy, precision);
+    return simulate(sc, sc.strategies[0], plan_test::ideal_network(kBandwidth)).memory_at_peak;
+  };
+  const auto n = static_cast<std::int64_t>(p);
+  // The bf16 .grad beside the fp32 buffer: 6 bytes; fp32 master, m and v over 8 ranks: 12/8.
+  const auto bf16 = states(ds, "bf16");
+  CHECK(bf16.gradients == 6 * n);
+  CHECK(bf16.optimizer_states == doctest::Approx(12.0 * static_cast<double>(n) / 8).epsilon(1e-6));
+  const auto fp16 = states(ds, "fp16");
+  CHECK(fp16.gradients == 2 * n);
+  CHECK(fp16.optimizer_states == 12 * n);
+}
+
+TEST_CASE("BF16_Optimizer adds every microbatch's gradients into fp32, the first included") {
+  auto accumulation = [](const std::string& strategy, const std::string& precision) {
+    const auto sc = scenario(strategy, precision);
+    return simulate(sc, sc.strategies[0], plan_test::ideal_network(kBandwidth)).grad_accumulation_s;
+  };
+  // 16 sequences over dp 8: micro-batch 2 is one microbatch a step, micro-batch 1 two, each
+  // adding the same 8 layers' gradients once.
+  const double one = accumulation("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "bf16");
+  CHECK(one > 0);
+  CHECK(accumulation("{name: d, dp: 8, micro_batch: 1, framework: deepspeed}", "bf16") == doctest::Approx(2 * one));
+  // Autograd (fp16) keeps the first microbatch's gradient and adds only the later ones.
+  CHECK(accumulation("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "fp16") == 0);
+}
