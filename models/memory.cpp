@@ -15,7 +15,11 @@ ModelStateBytes model_state_bytes(std::int64_t n_params, int zero_stage, int dp,
     throw std::invalid_argument("model_state_bytes: zero_stage must be 0..3 and dp >= 1");
   ModelStateBytes m;
   m.params = 2 * n_params;
-  m.grads = (grads == GradPrecision::bf16 ? 2 : grads == GradPrecision::fp32 ? 4 : 6) * n_params;
+  switch (grads) {
+    case GradPrecision::bf16: m.grads = 2 * n_params; break;
+    case GradPrecision::fp32: m.grads = 4 * n_params; break;
+    case GradPrecision::bf16_and_fp32: m.grads = 6 * n_params; break;
+  }
   m.optimizer = states.total() * n_params;  // master weights, Adam m and v
   if (zero_stage >= 1) m.optimizer = shard(m.optimizer, dp);
   if (zero_stage >= 2) m.grads = shard(m.grads, dp);

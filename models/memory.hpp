@@ -2,7 +2,8 @@
 // transformer layer per microbatch after Korthikanti et al. 2022. Bytes throughout.
 //
 // Model states (Rajbhandari et al. 2020, ZeRO §3): 16-bit parameters (2 B), gradients (2 B, or
-// 4 B in Megatron-LM's fp32 main-grad variant) and Adam's fp32 master weights, momentum and
+// 4 B in Megatron-LM's fp32 main-grad variant, 6 B under DeepSpeed's BF16_Optimizer: GradPrecision)
+// and Adam's fp32 master weights, momentum and
 // variance (12 B, OptimizerStates) per parameter. ZeRO-1 shards the 12, ZeRO-2 also the gradients,
 // ZeRO-3 also the parameters, each over the data-parallel group.
 #pragma once

@@ -5,7 +5,8 @@
 // generic: the Strategy defaults as they are (PyTorch DDP buckets of 25 MB overlapped with the
 //   backward, Megatron-LM's TP and PP, its fused gradient accumulation).
 // deepspeed (deepspeed/runtime/zero/config.py): overlap_comm only at ZeRO stage 3,
-//   reduce_bucket_size 5e8 elements of 16-bit gradients; gradients accumulated by autograd.
+//   reduce_bucket_size 5e8 elements of 16-bit gradients; gradients accumulated by autograd (with
+//   bf16 and no ZeRO its BF16_Optimizer accumulates in fp32 instead: PlanInputs::bf16_optimizer).
 // megatron-core, as NVIDIA's published performance configurations run it (NeMo's recipes and
 //   Megatron-LM's pretraining examples pass these flags): the distributed optimizer
 //   (--use-distributed-optimizer), --overlap-grad-reduce with Megatron-Core's default buckets of

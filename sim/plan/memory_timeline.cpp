@@ -32,7 +32,8 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   // (PlanInputs::grad_bytes): the main_grad buffer is fp32 for bf16 unless Megatron-Core's
   // --grad-reduce-in-bf16 (distributed.DistributedDataParallel). FSDP's fp32 reduce keeps fp32
   // gradient shards beside fp32 parameter shards that are Adam's master copy: 4 + 4 + 8 bytes, the
-  // same 16 per parameter as the 2 + 2 + 12 counted.
+  // same 16 per parameter as the 2 + 2 + 12 counted. DeepSpeed's BF16_Optimizer keeps the bf16
+  // .grad beside its full fp32 copy: 6 bytes.
   const bool megatron = b.in.st.framework == Framework::generic || b.in.st.framework == Framework::megatron_core;
   const bool fp32_grads = b.in.grad_bytes == 4 && megatron;
   const auto grads = b.in.bf16_optimizer ? models::GradPrecision::bf16_and_fp32

@@ -142,8 +142,9 @@ int accumulate_kept_bytes(const Scenario& sc, const Strategy& st) {
 
 PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOptions& opt) {
   Strategy st = check_strategy(sc, strategy);
-  const bool bf16_optimizer = st.framework == Framework::deepspeed && st.zero_stage == 0 &&
-                              precision_of(sc.training, st) == Precision::bf16;
+  // FP8 under DeepSpeed (Transformer Engine) keeps bf16 enabled, so it takes the same optimizer.
+  const bool bf16_optimizer = st.framework == Framework::deepspeed && st.effective_zero_stage() == 0 &&
+                              precision_of(sc.training, st) != Precision::fp16;
   if (bf16_optimizer) {
     st.distributed_optimizer = true;
     st.grad_accumulation = GradAccumulation::main_grad;

@@ -47,7 +47,8 @@ struct PlanInputs {
   /// DeepSpeed with bf16 and no ZeRO runs BF16_Optimizer (engine.py _do_optimizer_sanity_check:
   /// without ZeRO get_data_types makes a bf16 model's grad_accum_dtype fp32): it adds each
   /// microbatch's gradients into a full fp32 buffer (bf16_optimizer.py backward, update_hp_grads),
-  /// all-reduces them at the step (engine.allreduce_gradients), steps its DP partition of the fp32
+  /// all-reduces them at the step in the model's bf16 (engine.allreduce_gradients,
+  /// communication_data_type; a tied weight's under PP in fp32), steps its DP partition of the fp32
   /// master and Adam states and all-gathers the bf16 parameters (all_gather_dp_groups). make_inputs
   /// records it in `st` as ZeRO-1's sharded optimizer (distributed_optimizer) and main_grad
   /// accumulation; the builders take the all-reduce and the 6-byte gradients from here.

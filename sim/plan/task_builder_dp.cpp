@@ -3,7 +3,8 @@
 //   in backward order (last layer first); with dp_overlap a bucket's reduce starts when the last
 //   layer filling it has finished its last microbatch's weight gradient, else all start after
 //   backward. ZeRO-0 all-reduces; ZeRO-1/2 (and Megatron's distributed optimizer) reduce-scatter
-//   and all-gather the updated 16-bit parameters after the step, bucket by bucket. ZeRO-2 also
+//   and all-gather the updated 16-bit parameters after the step, bucket by bucket; DeepSpeed's
+//   BF16_Optimizer (PlanInputs::bf16_optimizer) all-reduces, then all-gathers. ZeRO-2 also
 //   reduce-scatters after every earlier microbatch (task_builder_layers.cpp, end_backward).
 //   Gradients move in PlanInputs::grad_bytes per element (fp32 for a bf16 model under Megatron-LM
 //   below ZeRO-3 and Megatron-Core, and for FSDP with fsdp_reduce_fp32).
@@ -212,7 +213,11 @@ void build_embedding_sync(Build& b) {
   const int p = b.in.grid.pp();
   const bool shared = b.in.sc.model.tied_embeddings || b.in.mtp_layers > 0;
   if (p == 1 || !shared || b.in.opt.hooks.skip_embedding_and_head) return;
-  const std::int64_t bytes = b.in.grad_bytes * (b.in.sc.model.vocab / b.in.grid.tp()) * b.in.sc.model.hidden;
+  // DeepSpeed's pipeline engine all-reduces BF16_Optimizer's fp32 copy of a tied weight's gradient
+  // (pipe/engine.py _exec_reduce_tied_grads: weight._hp_grad), not cast to the bf16 it reduces
+  // the rest in.
+  const int grad_bytes = b.in.bf16_optimizer ? 4 : b.in.grad_bytes;
+  const std::int64_t bytes = grad_bytes * (b.in.sc.model.vocab / b.in.grid.tp()) * b.in.sc.model.hidden;
   for (std::size_t local = 0; local < b.global_of.size(); ++local) {
     const Coord c = b.in.grid.coord(b.global_of[local]);
     if (c.pp != 0) continue;
@@ -252,8 +257,13 @@ void build_gradient_sync(Build& b, int stage) {
   const std::int64_t shard = optimizer_shard_params(b, stage);
   const auto& gpu = b.in.sc.cluster.gpu;
   // FP8 training casts the updated weights once per step (plan_inputs.hpp), on the same stream.
+  // BF16_Optimizer's Adam reads its fp32 gradient partition, and the updated fp32 master is
+  // copied into the bf16 partition by a kernel of its own (bf16_optimizer.py step,
+  // update_lp_params): 4 bytes read where the fused step wrote 2.
+  const int step_bytes = b.in.bf16_optimizer ? b.in.st.optimizer_states.step_bytes(4) + 4
+                                             : b.in.st.optimizer_states.step_bytes(b.in.grad_bytes);
   const std::int64_t ps = static_cast<std::int64_t>(
-      std::ceil(static_cast<double>(shard) * b.in.st.optimizer_states.step_bytes(b.in.grad_bytes) /
+      std::ceil(static_cast<double>(shard) * step_bytes /
                 (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12)) +
       fp8_weight_cast_ps(b.in, stage);
   std::vector<core::TaskId> optimizer(b.global_of.size());

@@ -72,7 +72,7 @@ TEST_CASE("the gradients are held in memory at the dtype they are reduced in") {
   CHECK(gradients("{name: g, dp: 8, micro_batch: 2}", "fp16") == 2 * p);
 }
 
-TEST_CASE("DeepSpeed with bf16 and no ZeRO runs BF16_Optimizer: fp32 gradients all-reduced, optimizer sharded") {
+TEST_CASE("DeepSpeed with bf16 and no ZeRO runs BF16_Optimizer: gradients all-reduced in bf16, optimizer sharded") {
   const double p = layer_params();
   const std::string ds = "{name: d, dp: 8, micro_batch: 2, framework: deepspeed}";
   // The 2-byte all-reduce of the gradients (DeepSpeed communicates in the model's dtype), then
@@ -103,7 +103,26 @@ TEST_CASE("BF16_Optimizer adds every microbatch's gradients into fp32, the first
   // adding the same 8 layers' gradients once.
   const double one = accumulation("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "bf16");
   CHECK(one > 0);
+  // Into fp32: the same adds as Megatron's main_grad of a bf16 model (2 + 2·4 bytes a parameter).
+  CHECK(one == doctest::Approx(accumulation("{name: g, dp: 8, micro_batch: 2, grad_accumulation: main_grad}", "bf16")));
   CHECK(accumulation("{name: d, dp: 8, micro_batch: 1, framework: deepspeed}", "bf16") == doctest::Approx(2 * one));
   // Autograd (fp16) keeps the first microbatch's gradient and adds only the later ones.
   CHECK(accumulation("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "fp16") == 0);
+}
+
+TEST_CASE("under PP, DeepSpeed all-reduces BF16_Optimizer's fp32 copy of the tied embedding's gradient") {
+  // pp 2, dp 4: the first and last stage each hold the V·h table (tied embeddings), and
+  // pipe/engine.py _exec_reduce_tied_grads all-reduces its fp32 gradient between them.
+  auto tied = [](const std::string& precision) {
+    const auto sc = scenario("{name: d, pp: 2, dp: 4, micro_batch: 2, framework: deepspeed}", precision);
+    SimOptions opt;
+    opt.hooks.comm_bytes_per_s = kBandwidth;
+    opt.detail = true;
+    double bytes = 0;
+    for (const auto& t : simulate(sc, sc.strategies[0], opt).tasks)
+      if (t.rank == 0 && t.category == TaskCategory::dp_comm && t.op == "all_reduce" && t.bytes == 4.0 * 32000 * 1024) bytes += t.bytes;
+    return bytes;
+  };
+  CHECK(tied("bf16") == 4.0 * 32000 * 1024);
+  CHECK(tied("fp16") == 0);  // FP16_Optimizer reduces it in fp16, half the bytes
 }
