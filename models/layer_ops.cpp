@@ -313,9 +313,10 @@ std::int64_t mla_latent_bytes(const ModelSpec& m, const LayerShape& shape) {
   return x.tokens * (query + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * static_cast<I64>(x.e);
 }
 
-OpCost gradient_accumulation_op(std::int64_t params, int tensors, int grad_bytes, int kept_bytes) {
-  const double bytes = static_cast<double>(params) * (grad_bytes + 2.0 * kept_bytes);
-  OpCost op = memory_op("grad_accumulate", 0, bytes, 0, std::max(1, tensors));
+OpCost gradient_accumulation_op(std::int64_t params, int tensors, int grad_bytes, int kept_bytes, bool cast_first) {
+  const double per_param = cast_first ? grad_bytes + 4.0 * kept_bytes : grad_bytes + 2.0 * kept_bytes;
+  const int kernels = std::max(1, tensors) * (cast_first ? 2 : 1);
+  OpCost op = memory_op("grad_accumulate", 0, static_cast<double>(params) * per_param, 0, kernels);
   op.fwd_kernels = 0;
   op.fwd_host_calls = 0;
   return op;

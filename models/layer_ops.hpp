@@ -194,8 +194,12 @@ std::vector<OpCost> mtp_input_ops(const ModelSpec& m, const LayerShape& shape);
 /// The kernels that add one microbatch's weight gradients into the gradients kept across a step's
 /// microbatches, where the framework runs them apart from the weight-gradient GEMM: `params`
 /// elements in `tensors` tensors (one elementwise add each), each reading the new `grad_bytes`
-/// gradient and reading and writing the kept `kept_bytes` one. A backward-only memory op.
-OpCost gradient_accumulation_op(std::int64_t params, int tensors, int grad_bytes, int kept_bytes);
+/// gradient and reading and writing the kept `kept_bytes` one. `cast_first`: the new gradient is
+/// first cast to the kept dtype by a kernel of its own, as DeepSpeed's BF16_Optimizer does
+/// (bf16_optimizer.py: hp_grad.add_(lp.grad.to(fp32))): that kernel reads `grad_bytes` and writes
+/// `kept_bytes`, and the add reads the copy at `kept_bytes`. A backward-only memory op.
+OpCost gradient_accumulation_op(std::int64_t params, int tensors, int grad_bytes, int kept_bytes,
+                                bool cast_first = false);
 
 /// Bytes one rank sends in a MoE layer's token dispatch all-to-all under expert parallelism (the
 /// nccl-tests size of the alltoall): its (s/t with SP) tokens, k copies each, h wide, at the

@@ -170,6 +170,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   }
   if (opt.hooks.instant_host) in.cost_in.host_call_ps = 0;
   in.cost_in.accumulate_kept_bytes = accumulate_kept_bytes(sc, st);
+  in.cost_in.accumulate_casts = bf16_optimizer;
   cost_layers(in);
   in.embedding = embedding_cost(in.cost_in);
   in.logits = logits_cost(in.cost_in);

@@ -255,7 +255,8 @@ LayerCost cost_of(const std::vector<OpCost>& ops, const std::vector<CommPoint>& 
 
 std::vector<Segment> accumulation_segments(const CostInputs& in, std::int64_t params, int tensors) {
   if (in.accumulate_kept_bytes <= 0 || params <= 0) return {};
-  const auto op = models::gradient_accumulation_op(params, tensors, in.shape.bytes_per_element, in.accumulate_kept_bytes);
+  const auto op = models::gradient_accumulation_op(params, tensors, in.shape.bytes_per_element, in.accumulate_kept_bytes,
+                                                   in.accumulate_casts);
   Segment add;
   add.compute_ps = models::time_op(op, *in.gpu, in.dtype).bwd_ps();
   add.host_ps = op.bwd_kernels * in.host_call_ps;

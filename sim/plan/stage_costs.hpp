@@ -92,6 +92,8 @@ struct CostInputs {
   /// Bytes per element of the gradients kept across microbatches, where a kernel of its own adds
   /// each microbatch's into them (models::gradient_accumulation_op); 0 = none runs.
   int accumulate_kept_bytes = 0;
+  /// Each add first casts the new gradient in a kernel of its own (PlanInputs::bf16_optimizer).
+  bool accumulate_casts = false;
 };
 
 CostInputs cost_inputs(const Scenario& sc, const Strategy& s);

@@ -363,6 +363,11 @@ TEST_CASE("a gradient accumulation reads the new gradient and reads and writes t
   CHECK(op.fwd_bytes == 0);
   CHECK(op.fwd_kernels == 0);
   CHECK(op.params == 0);  // it holds no parameters of its own
+  // Cast first (DeepSpeed's BF16_Optimizer): the cast reads 2 and writes 4, the add reads the copy
+  // (4) and reads and writes the kept gradient (4 + 4): 18 bytes, two kernels a tensor.
+  const OpCost cast = gradient_accumulation_op(1'000'000, 3, 2, 4, true);
+  CHECK(cast.bwd_input_bytes == doctest::Approx(1e6 * (2 + 4 + 4 + 4 + 4)));
+  CHECK(cast.bwd_kernels == 6);
 }
 
 }  // namespace

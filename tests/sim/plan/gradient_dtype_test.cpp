@@ -8,6 +8,8 @@
 
 #include <map>
 
+#include "models/compute_time.hpp"
+#include "models/layer_ops.hpp"
 #include "sim/plan/stage_costs.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
 
@@ -102,9 +104,12 @@ TEST_CASE("BF16_Optimizer adds every microbatch's gradients into fp32, the first
   // 16 sequences over dp 8: micro-batch 2 is one microbatch a step, micro-batch 1 two, each
   // adding the same 8 layers' gradients once.
   const double one = accumulation("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "bf16");
-  CHECK(one > 0);
-  // Into fp32: the same adds as Megatron's main_grad of a bf16 model (2 + 2·4 bytes a parameter).
-  CHECK(one == doctest::Approx(accumulation("{name: g, dp: 8, micro_batch: 2, grad_accumulation: main_grad}", "bf16")));
+  // Into fp32 after a cast of its own, per tensor of the 8 layers (no embedding or head here):
+  // models::gradient_accumulation_op's cast-first add.
+  const auto sc = scenario("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "bf16");
+  const LayerCost layer = layer_cost(cost_inputs(sc, sc.strategies[0]));
+  const auto add = models::gradient_accumulation_op(layer.params, layer.param_tensors, 2, 4, true);
+  CHECK(one == doctest::Approx(8 * static_cast<double>(models::time_op(add, sc.cluster.gpu, hw::Dtype::bf16).bwd_ps()) * 1e-12));
   CHECK(accumulation("{name: d, dp: 8, micro_batch: 1, framework: deepspeed}", "bf16") == doctest::Approx(2 * one));
   // Autograd (fp16) keeps the first microbatch's gradient and adds only the later ones.
   CHECK(accumulation("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "fp16") == 0);
