@@ -138,13 +138,31 @@ int accumulate_kept_bytes(const Scenario& sc, const Strategy& st) {
   return 0;
 }
 
+// DeepSpeed with bf16 and no ZeRO runs BF16_Optimizer (PlanInputs::bf16_optimizer); FP8 under
+// DeepSpeed (Transformer Engine) keeps bf16 enabled, so it takes the same optimizer.
+bool runs_bf16_optimizer(const Scenario& sc, const Strategy& st) {
+  return st.framework == Framework::deepspeed && st.effective_zero_stage() == 0 &&
+         precision_of(sc.training, st) != Precision::fp16;
+}
+
+// Bytes per gradient element of the DP reduction (PlanInputs::grad_bytes). Megatron-LM (generic's
+// DP) forces fp32 accumulation and all-reduce for bf16 (arguments.py: "bfloat16 requires gradient
+// accumulation and all-reduce to be done in fp32"), with no flag to turn it off; Megatron-Core keeps
+// that default behind --grad-reduce-in-bf16. FP8 training keeps bf16 parameters. A generic ZeRO-3
+// plan gathers and reduces as FSDP does, in the parameters' dtype.
+int reduced_gradient_bytes(const Scenario& sc, const Strategy& st) {
+  const bool bf16_parameters = precision_of(sc.training, st) != Precision::fp16;
+  const bool fp32 = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 && bf16_parameters) ||
+                    (st.framework == Framework::generic && !st.shards_parameters() && bf16_parameters) ||
+                    (st.framework == Framework::fsdp && st.fsdp_reduce_fp32);
+  return fp32 ? 4 : 2;
+}
+
 }  // namespace
 
 PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOptions& opt) {
   Strategy st = check_strategy(sc, strategy);
-  // FP8 under DeepSpeed (Transformer Engine) keeps bf16 enabled, so it takes the same optimizer.
-  const bool bf16_optimizer = st.framework == Framework::deepspeed && st.effective_zero_stage() == 0 &&
-                              precision_of(sc.training, st) != Precision::fp16;
+  const bool bf16_optimizer = runs_bf16_optimizer(sc, st);
   if (bf16_optimizer) {
     st.distributed_optimizer = true;
     st.grad_accumulation = GradAccumulation::main_grad;
@@ -184,16 +202,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   in.logits.accumulate = accumulation_segments(in.cost_in, in.logits_own_params, in.logits.param_tensors - (shares_table ? 1 : 0));
   in.tp_bytes = plan::tp_bytes(in.cost_in);
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
-  // Megatron-LM (generic's DP) forces fp32 accumulation and all-reduce for bf16 (arguments.py:
-  // "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"), with no flag to
-  // turn it off; Megatron-Core keeps that default behind --grad-reduce-in-bf16. FP8 training keeps
-  // bf16 parameters. A generic ZeRO-3 plan gathers and reduces as FSDP does, in the parameters'
-  // dtype.
-  const bool bf16_parameters = precision_of(sc.training, st) != Precision::fp16;
-  const bool fp32_grads = (st.framework == Framework::megatron_core && !st.grad_reduce_in_bf16 && bf16_parameters) ||
-                          (st.framework == Framework::generic && !st.shards_parameters() && bf16_parameters) ||
-                          (st.framework == Framework::fsdp && st.fsdp_reduce_fp32);
-  in.grad_bytes = fp32_grads ? 4 : 2;
+  in.grad_bytes = reduced_gradient_bytes(sc, st);
   in.shard_degree = st.fsdp_shard_degree > 0 ? st.fsdp_shard_degree : st.dp * st.cp;
   if (st.framework == Framework::megatron_core) in.passes_sync_device = st.pp > 1 && st.schedule != ScheduleKind::interleaved;
   split_layers(in);
