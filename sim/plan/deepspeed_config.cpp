@@ -45,6 +45,7 @@ class Reader {
       else if (key == "gradient_accumulation_steps") check_accumulation(f);
       else if (key == "fp16" || key == "bf16") read_precision(key, f);
       else if (key == "optimizer") read_optimizer(f);
+      else if (key == "data_types") read_data_types(f);
       else if (key == "gradient_clipping") {
         if (!is_auto(f) && f.as_double() > 0) note(f, "the gradient norm's pass over every gradient is not costed");
       } else if (key == "activation_checkpointing") {
@@ -65,7 +66,7 @@ class Reader {
       "zero_force_ds_cpu_optimizer", "memory_breakdown", "seed"};
   inline static const std::set<std::string> kKnownUnmodelled{
       "prescale_gradients", "gradient_predivide_factor", "communication_data_type", "sparse_gradients", "amp",
-      "data_efficiency", "compression_training", "aio", "elasticity", "autotuning", "pipeline", "data_types",
+      "data_efficiency", "compression_training", "aio", "elasticity", "autotuning", "pipeline",
       "curriculum_learning", "sequence_parallel_size", "torch_autocast", "hybrid_engine", "nebula"};
 
   // Kept in file order (zero_optimization is read first, for its stage).
@@ -177,6 +178,32 @@ class Reader {
                     key + " for this config");
     if (on && !*on && trains == p)
       enabled->fail("the scenario trains in " + key + " but this config turns it off");
+  }
+
+  // data_types.grad_accum_dtype (runtime/config.py, DtypeEnum's spellings). bf16 without ZeRO
+  // must accumulate in fp32: DeepSpeed refuses 16-bit accumulation there outside its pipeline
+  // engine (engine.py _do_optimizer_sanity_check), and inside it keeps a bf16 buffer stepsim does
+  // not model. ZeRO-2/3 take no fp32 buffer of their own here.
+  void read_data_types(const Field& f) {
+    if (!f.is_map()) f.fail("expected an object such as {\"grad_accum_dtype\": \"fp32\"}, found " + f.found());
+    for (const auto& [key, x] : f.entries()) {
+      if (key != "grad_accum_dtype") {
+        note(x, "not modelled");
+        continue;
+      }
+      const std::string d = x.as_string();
+      const bool fp32 = d == "fp32" || d == "float32" || d == "float";
+      const bool half = d == "fp16" || d == "float16" || d == "half" || d == "bf16" || d == "bfloat16" || d == "bfloat";
+      if (!fp32 && !half) x.fail("expected fp32, bf16 or fp16, found " + x.found());
+      const bool bf16 = precision_of(training_, s_) != Precision::fp16;
+      if (bf16 && !fp32 && s_.zero_stage == 0)
+        x.fail("a bf16 model without ZeRO accumulates its gradients in fp32 under DeepSpeed (BF16_Optimizer); "
+               "expected fp32, found " + x.found());
+      if (fp32 && (!bf16 || s_.zero_stage >= 2))
+        note(x, "fp32 accumulation is costed only for bf16 below ZeRO-2 (BF16_Optimizer); here the gradients "
+                "accumulate in the model's dtype");
+      s_.deepspeed_fp32_accumulation = fp32;
+    }
   }
 
   void read_optimizer(const Field& f) {

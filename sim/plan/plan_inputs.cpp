@@ -138,11 +138,15 @@ int accumulate_kept_bytes(const Scenario& sc, const Strategy& st) {
   return 0;
 }
 
-// DeepSpeed with bf16 and no ZeRO runs BF16_Optimizer (PlanInputs::bf16_optimizer); FP8 under
+// DeepSpeed with bf16 and fp32 gradient accumulation runs BF16_Optimizer below ZeRO-2
+// (PlanInputs::bf16_optimizer; engine.py _do_optimizer_sanity_check: without ZeRO always, at ZeRO-1
+// where data_types.grad_accum_dtype is fp32 and the optimizer is not offloaded). FP8 under
 // DeepSpeed (Transformer Engine) keeps bf16 enabled, so it takes the same optimizer.
 bool runs_bf16_optimizer(const Scenario& sc, const Strategy& st) {
-  return st.framework == Framework::deepspeed && st.effective_zero_stage() == 0 &&
-         precision_of(sc.training, st) != Precision::fp16;
+  if (st.framework != Framework::deepspeed || precision_of(sc.training, st) == Precision::fp16) return false;
+  const int stage = st.effective_zero_stage();
+  const bool fp32_accumulation = st.deepspeed_fp32_accumulation.value_or(stage == 0);
+  return fp32_accumulation && (stage == 0 || (stage == 1 && !st.offload_optimizer));
 }
 
 // Bytes per gradient element of the DP reduction (PlanInputs::grad_bytes). Megatron-LM (generic's

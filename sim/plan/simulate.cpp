@@ -19,9 +19,9 @@ void fill_context(const Build& b, StepResult& r) {
   r.pp = b.in.st.pp;
   r.dp = b.in.st.dp;
   r.cp = b.in.st.cp;
-  // DeepSpeed's BF16_Optimizer shards like ZeRO-1 (PlanInputs::bf16_optimizer) but runs with no
-  // ZeRO stage configured: the plan keeps the stage it was written with.
-  r.zero_stage = b.in.bf16_optimizer ? 0 : b.in.st.effective_zero_stage();
+  // DeepSpeed's BF16_Optimizer shards like ZeRO-1 (PlanInputs::bf16_optimizer) whatever stage
+  // below 2 selected it: the plan keeps the stage it was written with.
+  r.zero_stage = b.in.bf16_optimizer ? b.in.st.zero_stage : b.in.st.effective_zero_stage();
   r.offload_optimizer = b.in.st.offload_optimizer;
   r.offload_param = b.in.st.offload_param;
   r.micro_batch = b.in.st.micro_batch;

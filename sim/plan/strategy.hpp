@@ -184,6 +184,10 @@ struct Strategy {
   /// stepsim does not model, each "file:line:col: key: what is costed instead"; the commands
   /// print them as warnings.
   std::vector<std::string> unmodelled{};
+  /// Its DeepSpeed config's data_types.grad_accum_dtype: true = fp32, false = the model's 16-bit
+  /// dtype; nullopt = DeepSpeed's default (engine.py get_data_types: fp32 for bf16 without ZeRO,
+  /// else the model's). With bf16 and fp32 accumulation below ZeRO-2 DeepSpeed runs BF16_Optimizer.
+  std::optional<bool> deepspeed_fp32_accumulation;
   /// Innermost first: "tp-dp-pp" = Megatron's default (TP within a server, PP outermost).
   std::string rank_order = "tp-dp-pp";
   bool distributed_optimizer = false; ///< Megatron's ZeRO-1 equivalent (shards optimizer states)

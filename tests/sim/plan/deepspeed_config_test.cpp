@@ -129,3 +129,20 @@ TEST_CASE("offload_optimizer and offload_param to the CPU are ZeRO-Offload and Z
   CHECK_THROWS_WITH(applied(R"({"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "gpu"}}})"),
                     doctest::Contains("offload_optimizer.device: expected one of"));
 }
+
+TEST_CASE("data_types.grad_accum_dtype: fp32 accumulation selects BF16_Optimizer below ZeRO-2, refused 16-bit without ZeRO") {
+  const Strategy zero1 = applied(R"({"zero_optimization": {"stage": 1}, "data_types": {"grad_accum_dtype": "fp32"}})");
+  CHECK(zero1.deepspeed_fp32_accumulation == true);
+  CHECK(zero1.unmodelled.empty());
+  CHECK(applied(R"({"zero_optimization": {"stage": 1}, "data_types": {"grad_accum_dtype": "bfloat16"}})")
+            .deepspeed_fp32_accumulation == false);
+  CHECK_FALSE(applied(R"({"zero_optimization": {"stage": 1}})").deepspeed_fp32_accumulation.has_value());
+  // DeepSpeed refuses a bf16 model's 16-bit accumulation without ZeRO (outside its pipeline engine).
+  CHECK_THROWS_WITH(applied(R"({"data_types": {"grad_accum_dtype": "bf16"}})"),
+                    doctest::Contains("ds.json:1:37: data_types.grad_accum_dtype: a bf16 model without ZeRO accumulates"));
+  CHECK_THROWS_WITH(applied(R"({"data_types": {"grad_accum_dtype": "int8"}})"),
+                    doctest::Contains("expected fp32, bf16 or fp16, found 'int8'"));
+  // At ZeRO-2 the ZeRO optimizer keeps no fp32 buffer of its own here: noted.
+  const Strategy zero2 = applied(R"({"zero_optimization": {"stage": 2}, "data_types": {"grad_accum_dtype": "fp32"}})");
+  CHECK(has_note(zero2, "data_types.grad_accum_dtype: fp32 accumulation is costed only for bf16 below ZeRO-2"));
+}

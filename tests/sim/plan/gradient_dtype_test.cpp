@@ -131,3 +131,23 @@ TEST_CASE("under PP, DeepSpeed all-reduces BF16_Optimizer's fp32 copy of the tie
   CHECK(tied("bf16") == 4.0 * 32000 * 1024);
   CHECK(tied("fp16") == 0);  // FP16_Optimizer reduces it in fp16, half the bytes
 }
+
+TEST_CASE("at ZeRO-1 DeepSpeed runs BF16_Optimizer where its config asks for fp32 accumulation") {
+  const double p = layer_params();
+  // DeepSpeed's ZeRO-1 optimizer reduce-scatters; BF16_Optimizer all-reduces, then gathers.
+  auto zero1 = [](bool fp32_accumulation) {
+    auto sc = scenario("{name: d, dp: 8, micro_batch: 2, framework: deepspeed, zero_stage: 1}", "bf16");
+    sc.strategies[0].deepspeed_fp32_accumulation = fp32_accumulation;
+    SimOptions opt = plan_test::ideal_network(kBandwidth);
+    opt.hooks.skip_optimizer = false;
+    opt.detail = true;
+    std::map<std::string, double> out;
+    const auto r = simulate(sc, sc.strategies[0], opt);
+    for (const auto& t : r.tasks)
+      if (t.rank == 0 && t.category == TaskCategory::dp_comm) out[t.op] += t.bytes;
+    return std::make_pair(out, r.zero_stage);
+  };
+  CHECK(zero1(false).first == std::map<std::string, double>{{"reduce_scatter", 2 * p}, {"all_gather", 2 * p}});
+  CHECK(zero1(true).first == std::map<std::string, double>{{"all_reduce", 2 * p}, {"all_gather", 2 * p}});
+  CHECK(zero1(true).second == 1);  // reported as written
+}
