@@ -28,17 +28,7 @@ MemoryBreakdown static_states(const Build& b, int stage) {
   // Routed experts under EP are sharded over their own dp/ep replicas (Megatron-Core's
   // expert-data-parallel group); everything else over the shard group.
   const std::int64_t experts = b.in.stage_expert_params[stage];
-  // Megatron-LM and Megatron-Core hold their gradients at the dtype they reduce them in
-  // (PlanInputs::grad_bytes): the main_grad buffer is fp32 for bf16 unless Megatron-Core's
-  // --grad-reduce-in-bf16 (distributed.DistributedDataParallel). FSDP's fp32 reduce keeps fp32
-  // gradient shards beside fp32 parameter shards that are Adam's master copy: 4 + 4 + 8 bytes, the
-  // same 16 per parameter as the 2 + 2 + 12 counted. DeepSpeed's BF16_Optimizer keeps the bf16
-  // .grad beside its full fp32 copy: 6 bytes.
-  const bool megatron = b.in.st.framework == Framework::generic || b.in.st.framework == Framework::megatron_core;
-  const bool fp32_grads = b.in.grad_bytes == 4 && megatron;
-  const auto grads = b.in.bf16_optimizer ? models::GradPrecision::bf16_and_fp32
-                     : fp32_grads        ? models::GradPrecision::fp32
-                                         : models::GradPrecision::bf16;
+  const auto grads = b.in.held_gradients;
   const auto& states = b.in.st.optimizer_states;
   const auto dense = models::model_state_bytes(b.in.stage_params[stage] - experts, zero, b.in.shard_degree, grads, states);
   const auto expert = models::model_state_bytes(experts, zero, std::max(1, b.in.st.expert_dp_degree()), grads, states);

@@ -162,6 +162,18 @@ int reduced_gradient_bytes(const Scenario& sc, const Strategy& st) {
   return fp32 ? 4 : 2;
 }
 
+// The dtype gradients are held in (PlanInputs::held_gradients). Megatron-LM and Megatron-Core
+// hold them at the dtype they reduce them in: the main_grad buffer is fp32 for bf16 unless
+// Megatron-Core's --grad-reduce-in-bf16 (distributed.DistributedDataParallel). FSDP's fp32 reduce
+// keeps fp32 gradient shards beside fp32 parameter shards that are Adam's master copy: 4 + 4 + 8
+// bytes, the same 16 per parameter as the 2 + 2 + 12 counted. DeepSpeed's BF16_Optimizer keeps
+// the bf16 .grad beside its full fp32 copy: 6 bytes.
+models::GradPrecision held_gradient_precision(const Strategy& st, int grad_bytes, bool bf16_optimizer) {
+  if (bf16_optimizer) return models::GradPrecision::bf16_and_fp32;
+  if (grad_bytes == 4 && st.framework != Framework::fsdp) return models::GradPrecision::fp32;
+  return models::GradPrecision::bf16;
+}
+
 }  // namespace
 
 PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOptions& opt) {
@@ -207,6 +219,7 @@ PlanInputs make_inputs(const Scenario& sc, const Strategy& strategy, const SimOp
   in.tp_bytes = plan::tp_bytes(in.cost_in);
   in.pp_bytes = in.cost_in.shape.sequence_parallel ? in.tp_bytes / st.tp : in.tp_bytes;
   in.grad_bytes = reduced_gradient_bytes(sc, st);
+  in.held_gradients = held_gradient_precision(st, in.grad_bytes, bf16_optimizer);
   in.shard_degree = st.fsdp_shard_degree > 0 ? st.fsdp_shard_degree : st.dp * st.cp;
   if (st.framework == Framework::megatron_core) in.passes_sync_device = st.pp > 1 && st.schedule != ScheduleKind::interleaved;
   split_layers(in);

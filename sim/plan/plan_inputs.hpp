@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/memory.hpp"
 #include "sim/plan/rank_grid.hpp"
 #include "sim/plan/schedule.hpp"
 #include "sim/plan/simulate.hpp"
@@ -53,6 +54,8 @@ struct PlanInputs {
   /// records it in `st` as ZeRO-1's sharded optimizer (distributed_optimizer) and main_grad
   /// accumulation; the builders take the all-reduce and the 6-byte gradients from here.
   bool bf16_optimizer = false;
+  /// The dtype the gradients are held in between microbatches, for the model states in memory.
+  models::GradPrecision held_gradients = models::GradPrecision::bf16;
   /// Whether each rank's host waits for its GPU at every pass start (host_thread.hpp): Megatron-LM's
   /// per-pass timers synchronize; Megatron-Core's do not (--timing-log-level 0), and only its
   /// non-interleaved pipeline's batched p2p synchronizes the device (batch_p2p_sync).
