@@ -6,10 +6,9 @@
 // its 8 layers once (one microbatch of 2 sequences).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 
-#include "models/compute_time.hpp"
-#include "models/layer_ops.hpp"
 #include "sim/plan/stage_costs.hpp"
 #include "tests/sim/plan/plan_fixture.hpp"
 
@@ -104,12 +103,15 @@ TEST_CASE("BF16_Optimizer adds every microbatch's gradients into fp32, the first
   // 16 sequences over dp 8: micro-batch 2 is one microbatch a step, micro-batch 1 two, each
   // adding the same 8 layers' gradients once.
   const double one = accumulation("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "bf16");
-  // Into fp32 after a cast of its own, per tensor of the 8 layers (no embedding or head here):
-  // models::gradient_accumulation_op's cast-first add.
+  // Into fp32 after a cast of its own, per parameter tensor of the 8 layers (no embedding or head
+  // here): the cast reads 2 bytes and writes 4, the add reads that copy and reads and writes the
+  // kept 4: 18 bytes a parameter at the GPU's elementwise bandwidth, two kernels a tensor.
   const auto sc = scenario("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "bf16");
   const LayerCost layer = layer_cost(cost_inputs(sc, sc.strategies[0]));
-  const auto add = models::gradient_accumulation_op(layer.params, layer.param_tensors, 2, 4, true);
-  CHECK(one == doctest::Approx(8 * static_cast<double>(models::time_op(add, sc.cluster.gpu, hw::Dtype::bf16).bwd_ps()) * 1e-12));
+  const auto& gpu = sc.cluster.gpu;
+  const double per_layer_ps = std::ceil(static_cast<double>(layer.params) * 18 / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e12) +
+                              2.0 * layer.param_tensors * static_cast<double>(gpu.launch_overhead_ps);
+  CHECK(one * 1e12 == doctest::Approx(8 * per_layer_ps).epsilon(1e-9));
   CHECK(accumulation("{name: d, dp: 8, micro_batch: 1, framework: deepspeed}", "bf16") == doctest::Approx(2 * one));
   // Autograd (fp16) keeps the first microbatch's gradient and adds only the later ones.
   CHECK(accumulation("{name: d, dp: 8, micro_batch: 2, framework: deepspeed}", "fp16") == 0);
